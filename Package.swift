@@ -1,0 +1,101 @@
+// swift-tools-version:6.0
+// Burrow: a Nostr/Marmot group messaging node. Layering is described in Docs/ARCHITECTURE.md:
+// protocol cores (Nostr, MLS) are sans-I/O; RelayClient and Store are the I/O edges; Node wires them.
+import PackageDescription
+
+let swift5: [SwiftSetting] = [.swiftLanguageMode(.v5)]
+
+let package = Package(
+    name: "Burrow",
+    platforms: [.macOS(.v14)],
+    products: [
+        .executable(name: "burrow", targets: ["burrow"]),
+        .executable(name: "burrow-bench", targets: ["burrow-bench"]),
+        .library(name: "Nostr", targets: ["Nostr"]),
+        .library(name: "MLS", targets: ["MLS"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/apple/swift-crypto.git", from: "3.12.3"),
+        .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.8.2"),
+        .package(url: "https://github.com/apple/swift-nio.git", from: "2.101.2"),
+        .package(url: "https://github.com/apple/swift-nio-ssl.git", from: "2.37.6"),
+        .package(url: "https://github.com/apple/swift-log.git", from: "1.16.2"),
+        .package(url: "https://github.com/hummingbird-project/hummingbird-websocket.git", from: "2.8.1"),
+    ],
+    targets: [
+        // C shims over Debian's libraries.
+        .systemLibrary(name: "CSecp256k1", pkgConfig: "libsecp256k1", providers: [.apt(["libsecp256k1-dev"])]),
+        .systemLibrary(name: "CSodium", pkgConfig: "libsodium", providers: [.apt(["libsodium-dev"])]),
+        .systemLibrary(name: "CSQLCipher", pkgConfig: "sqlcipher", providers: [.apt(["libsqlcipher-dev"])]),
+        .systemLibrary(name: "CBlueZ", pkgConfig: "bluez", providers: [.apt(["libbluetooth-dev"])]),
+
+        // Protocol cores (sans-I/O).
+        .target(
+            name: "Nostr",
+            dependencies: ["CSecp256k1", "CSodium", .product(name: "Crypto", package: "swift-crypto")],
+            swiftSettings: swift5
+        ),
+        .target(
+            name: "MLS",
+            dependencies: [.product(name: "Crypto", package: "swift-crypto")],
+            swiftSettings: swift5
+        ),
+
+        // Edges (I/O).
+        .target(
+            name: "RelayClient",
+            dependencies: [
+                "Nostr",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "HummingbirdWSClient", package: "hummingbird-websocket"),
+            ],
+            swiftSettings: swift5
+        ),
+        .target(
+            name: "Store",
+            dependencies: ["CSQLCipher", "CSodium"],
+            swiftSettings: swift5
+        ),
+
+        // Wiring and programs.
+        .target(
+            name: "Node",
+            dependencies: ["Nostr", "RelayClient", "Store", .product(name: "Logging", package: "swift-log")],
+            swiftSettings: swift5
+        ),
+        .target(
+            name: "Conformance",
+            dependencies: ["Nostr", "MLS"],
+            swiftSettings: swift5
+        ),
+        .executableTarget(
+            name: "burrow",
+            dependencies: [
+                "Node", "Conformance",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ],
+            swiftSettings: swift5
+        ),
+        .executableTarget(
+            name: "burrow-bench",
+            dependencies: ["Nostr", "MLS", "CSecp256k1"],
+            swiftSettings: swift5
+        ),
+
+        // Tests.
+        .testTarget(name: "NostrTests", dependencies: ["Nostr"], swiftSettings: swift5),
+        .testTarget(name: "MLSTests", dependencies: ["MLS"], swiftSettings: swift5),
+        .testTarget(name: "RelayClientTests", dependencies: ["RelayClient", "Nostr"], swiftSettings: swift5),
+        .testTarget(name: "StoreTests", dependencies: ["Store"], swiftSettings: swift5),
+        .testTarget(name: "ConformanceTests", dependencies: ["Conformance", "Nostr", "MLS"], swiftSettings: swift5),
+        .testTarget(
+            name: "InteropTests",
+            dependencies: ["Nostr", "RelayClient", "Node"],
+            swiftSettings: swift5
+        ),
+        .testTarget(name: "BurrowCLITests", dependencies: ["Nostr"], swiftSettings: swift5),
+    ]
+)

@@ -1,0 +1,1 @@
+print("burrow-bench: benchmarks are added per issue")

@@ -1,0 +1,3 @@
+// Replaced by the real suite of this target.
+import XCTest
+final class PlaceholderRelayClientTests: XCTestCase {}
