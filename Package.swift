@@ -85,17 +85,18 @@ let package = Package(
             swiftSettings: swift5
         ),
 
-        // Tests.
-        .testTarget(name: "NostrTests", dependencies: ["Nostr"], swiftSettings: swift5),
-        .testTarget(name: "MLSTests", dependencies: ["MLS"], swiftSettings: swift5),
-        .testTarget(name: "RelayClientTests", dependencies: ["RelayClient", "Nostr"], swiftSettings: swift5),
-        .testTarget(name: "StoreTests", dependencies: ["Store"], swiftSettings: swift5),
-        .testTarget(name: "ConformanceTests", dependencies: ["Conformance", "Nostr", "MLS"], swiftSettings: swift5),
+        // Tests. TestSupport locates fixtures and starts third-party peers for the suites.
+        .target(name: "TestSupport", path: "Tests/TestSupport", swiftSettings: swift5),
+        .testTarget(name: "NostrTests", dependencies: ["TestSupport", "Nostr"], swiftSettings: swift5),
+        .testTarget(name: "MLSTests", dependencies: ["TestSupport", "MLS"], swiftSettings: swift5),
+        .testTarget(name: "RelayClientTests", dependencies: ["TestSupport", "RelayClient", "Nostr"], swiftSettings: swift5),
+        .testTarget(name: "StoreTests", dependencies: ["TestSupport", "Store"], swiftSettings: swift5),
+        .testTarget(name: "ConformanceTests", dependencies: ["TestSupport", "Conformance", "Nostr", "MLS"], swiftSettings: swift5),
         .testTarget(
             name: "InteropTests",
-            dependencies: ["Nostr", "RelayClient", "Node"],
+            dependencies: ["TestSupport", "Nostr", "RelayClient", "Node"],
             swiftSettings: swift5
         ),
-        .testTarget(name: "BurrowCLITests", dependencies: ["Nostr"], swiftSettings: swift5),
+        .testTarget(name: "BurrowCLITests", dependencies: ["TestSupport", "Nostr"], swiftSettings: swift5),
     ]
 )
