@@ -1,0 +1,21 @@
+/// `HPKECiphertext` (RFC 9420 §7.6): an HPKE base-mode encapsulation and sealed payload, as
+/// produced by EncryptWithLabel.
+public struct HPKECiphertext: Hashable, Sendable, TLSCodable {
+    public var kemOutput: [UInt8]
+    public var ciphertext: [UInt8]
+
+    public init(kemOutput: [UInt8], ciphertext: [UInt8]) {
+        self.kemOutput = kemOutput
+        self.ciphertext = ciphertext
+    }
+
+    public func encode(to writer: inout TLSWriter) {
+        writer.writeOpaque(kemOutput)
+        writer.writeOpaque(ciphertext)
+    }
+
+    public init(from reader: inout TLSReader) throws {
+        kemOutput = try reader.readOpaque()
+        ciphertext = try reader.readOpaque()
+    }
+}
