@@ -1,0 +1,23 @@
+/// The view of the store inside one transaction. Its repositories read and write through the
+/// transaction's connection; using any of them after the transaction ended throws `misuse`.
+public final class StoreTransaction {
+    private var conn: SQLiteConnection?
+
+    init(connection: SQLiteConnection) { conn = connection }
+
+    func finish() { conn = nil }
+
+    func connection() throws -> SQLiteConnection {
+        guard let conn else { throw StoreError.misuse("the transaction has ended") }
+        return conn
+    }
+
+    /// The Nostr identity (one secret key).
+    public var identity: IdentityRepository { IdentityRepository(transaction: self) }
+    /// Configured relays.
+    public var relays: RelayRepository { RelayRepository(transaction: self) }
+    /// Raw verified events.
+    public var events: EventRepository { EventRepository(transaction: self) }
+    /// Ids of events the pipeline has already handled (dedup).
+    public var processedEvents: ProcessedEventRepository { ProcessedEventRepository(transaction: self) }
+}
