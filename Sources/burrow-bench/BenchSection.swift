@@ -1,0 +1,85 @@
+import Foundation
+
+/// One part of `make bench` (Nostr now; MLS, Marmot and relay load later). A section measures
+/// Burrow and, where one exists, a third-party implementation in the same run, and reports a
+/// markdown table. Add a section by conforming to this protocol and listing it in
+/// `BenchSections.all`; `--only NAME` then selects it.
+protocol BenchSection {
+    /// Short lowercase name used by `--only`.
+    var name: String { get }
+    var title: String { get }
+    func run(_ context: BenchContext) throws -> SectionReport
+}
+
+enum BenchSections {
+    static let all: [BenchSection] = [NostrBench()]
+}
+
+/// What a section produced: a table, notes printed under it, and problems (a missing peer, a
+/// goal not met) that also make the program exit non-zero.
+struct SectionReport {
+    var table: MarkdownTable
+    var notes: [String] = []
+    var problems: [String] = []
+}
+
+/// Settings shared by every section.
+struct BenchContext {
+    /// CPU seconds each measurement runs for (its wall time is bounded at twice that).
+    var seconds: Double
+    /// Whether to run third-party peers (the interop venv's Python).
+    var includePeers: Bool
+    var repositoryRoot: URL
+    var python: URL
+
+    /// The peer scripts shared with the interop tests.
+    func peerScript(_ name: String) -> URL {
+        repositoryRoot.appendingPathComponent("Tests/Interop/peers").appendingPathComponent(name)
+    }
+
+    func measure(_ body: () throws -> Void) rethrows -> Double {
+        try Throughput.measure(seconds: seconds, body)
+    }
+}
+
+/// A GitHub-flavoured markdown table with right-aligned numeric columns.
+struct MarkdownTable {
+    var headers: [String]
+    var rightAligned: Set<Int>
+    var rows: [[String]] = []
+
+    init(headers: [String], rightAligned: Set<Int>) {
+        self.headers = headers
+        self.rightAligned = rightAligned
+    }
+
+    mutating func add(_ row: [String]) { rows.append(row) }
+
+    var markdown: String {
+        let alignment = headers.indices.map { rightAligned.contains($0) ? "---:" : "---" }
+        let lines = [headers, alignment] + rows
+        return lines.map { "| " + $0.joined(separator: " | ") + " |" }.joined(separator: "\n")
+    }
+}
+
+/// Number formatting for the tables.
+enum Format {
+    /// Operations per second with thousands separators, e.g. "23,456".
+    static func rate(_ value: Double?) -> String {
+        guard let value, value.isFinite else { return "—" }
+        let rounded = Int(value.rounded())
+        var digits = String(rounded)
+        var groups: [String] = []
+        while digits.count > 3 {
+            groups.insert(String(digits.suffix(3)), at: 0)
+            digits.removeLast(3)
+        }
+        groups.insert(digits, at: 0)
+        return groups.joined(separator: ",")
+    }
+
+    static func ratio(_ numerator: Double?, _ denominator: Double?) -> String {
+        guard let numerator, let denominator, denominator > 0 else { return "—" }
+        return String(format: "%.2f×", numerator / denominator)
+    }
+}
