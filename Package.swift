@@ -68,7 +68,7 @@ let package = Package(
         ),
         .target(
             name: "Conformance",
-            dependencies: ["Nostr", "MLS"],
+            dependencies: ["Nostr", "MLS", .product(name: "Crypto", package: "swift-crypto")],
             swiftSettings: swift5
         ),
         .executableTarget(

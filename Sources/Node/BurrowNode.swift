@@ -1,0 +1,89 @@
+import Foundation
+import Logging
+import Nostr
+import Store
+
+/// The node: one identity, its encrypted store and its relays. Commands of the CLI are methods
+/// here; the CLI only parses, resolves the home and passphrase, and prints.
+///
+/// Issue-2 scope: identity, relay configuration, publishing and fetching plain events. The
+/// Marmot pipeline, `run` and the mesh attach to this type later.
+public final class BurrowNode {
+    public let home: URL
+    public let keys: Keys
+    let store: BurrowStore
+    let logger: Logger
+
+    init(home: URL, store: BurrowStore, keys: Keys, logger: Logger) {
+        self.home = home
+        self.store = store
+        self.keys = keys
+        self.logger = logger
+    }
+
+    /// Creates the store and the identity (a fresh key, or `importing` one).
+    public static func initialize(
+        home: URL, passphrase: [UInt8], kdfMemoryMiB: Int, importing secret: SecretKey?,
+        logger: Logger = Logger(label: "burrow.node")
+    ) throws -> BurrowNode {
+        let store = try BurrowStore.create(home: home, passphrase: passphrase, kdfMemoryMiB: kdfMemoryMiB)
+        do {
+            var rng = SystemRandomNumberGenerator()
+            let secretKey = secret ?? SecretKey.generate(using: &rng)
+            try store.setIdentity(secretKey: secretKey.bytes)
+            return BurrowNode(home: home, store: store, keys: Keys(secretKey: secretKey), logger: logger)
+        } catch {
+            store.close()
+            throw error
+        }
+    }
+
+    /// Opens an existing home (exclusive: a second process gets `busy`).
+    public static func open(home: URL, passphrase: [UInt8], logger: Logger = Logger(label: "burrow.node")) throws -> BurrowNode {
+        let store = try BurrowStore.open(home: home, passphrase: passphrase)
+        do {
+            guard let identity = try store.identity() else { throw StoreError.storeCorrupt("the identity is missing") }
+            let secretKey = try SecretKey(bytes: identity.secretKey)
+            return BurrowNode(home: home, store: store, keys: Keys(secretKey: secretKey), logger: logger)
+        } catch let error as StoreError {
+            store.close()
+            throw error
+        } catch {
+            store.close()
+            throw StoreError.storeCorrupt("the stored identity key is invalid")
+        }
+    }
+
+    public func close() { store.close() }
+
+    /// Whether `home` holds a store (`not_initialized` otherwise).
+    public static func exists(home: URL) -> Bool { BurrowStore.exists(home: home) }
+
+    public var publicKey: PublicKey { keys.publicKey }
+
+    // MARK: Relays
+
+    public func relays() throws -> [String] { try store.relays().map(\.url) }
+
+    /// Adds relays (validated and normalized); returns the configured list.
+    @discardableResult
+    public func addRelays(_ urls: [String]) throws -> [String] {
+        let parsed = try urls.map { try RelayURL($0) }
+        try store.transaction { tx in
+            for url in parsed { _ = try tx.relays.add(url: url.string) }
+        }
+        return try relays()
+    }
+
+    /// Removes a relay; removing one that is not configured is `invalid_input`.
+    @discardableResult
+    public func removeRelay(_ url: String) throws -> [String] {
+        let parsed = try RelayURL(url)
+        guard try store.removeRelay(url: parsed.string) else {
+            throw NodeError.invalidInput("\(parsed) is not a configured relay")
+        }
+        return try relays()
+    }
+
+    static func now() -> Int64 { Int64(Date().timeIntervalSince1970) }
+}

@@ -1,0 +1,18 @@
+import ArgumentParser
+
+/// The `burrow` program: the command-line contract of docs/cli.md.
+struct Burrow: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "burrow",
+        abstract: "A Nostr/Marmot group messaging node.",
+        discussion: "Global options (--home, --json, --timeout, --passphrase-file) go before or after the subcommand.",
+        subcommands: [
+            InitCommand.self, WhoamiCommand.self, RelayCommand.self,
+            ConformanceCommand.self,
+        ]
+    )
+
+    mutating func run() async throws {
+        throw CleanExit.helpRequest(self)
+    }
+}

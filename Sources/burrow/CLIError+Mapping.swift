@@ -1,0 +1,37 @@
+import Node
+import Nostr
+
+import Store
+
+extension CLIError {
+    /// Maps a module's typed error onto the contract's error codes. Messages come from the
+    /// modules' own descriptions, which never contain secrets.
+    static func from(_ error: Error) -> CLIError {
+        switch error {
+        case let error as CLIError:
+            return error
+        case let error as StoreError:
+            switch error {
+            case .notInitialized: return CLIError(.not_initialized, "\(error)")
+            case .alreadyInitialized: return CLIError(.already_initialized, "\(error)")
+            case .wrongPassphrase: return CLIError(.wrong_passphrase, "\(error)")
+            case .storeCorrupt: return CLIError(.store_corrupt, "\(error)")
+            case .busy: return CLIError(.busy, "\(error)")
+            case .invalidKDFMemory, .invalidInput: return CLIError(.invalid_input, "\(error)")
+            default: return CLIError(.internal, "\(error)")
+            }
+        case let error as NodeError:
+            switch error {
+            case .invalidInput(let m): return CLIError(.invalid_input, m)
+            case .relayRejected(let m): return CLIError(.relay_rejected, m)
+            case .relayUnreachable(let m): return CLIError(.relay_unreachable, m)
+            case .timeout(let m): return CLIError(.timeout, m)
+            case .internalError(let m): return CLIError(.internal, m)
+            }
+        case is NostrError:
+            return CLIError(.invalid_input, "\(error)")
+        default:
+            return CLIError(.internal, "\(error)")
+        }
+    }
+}

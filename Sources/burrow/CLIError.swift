@@ -1,0 +1,21 @@
+/// A failure the CLI reports: `code` is one of the contract's error codes (docs/cli.md),
+/// `message` says what went wrong for a person and never contains secrets.
+struct CLIError: Error {
+    enum Code: String {
+        case usage, passphrase_required, wrong_passphrase, store_corrupt, not_initialized
+        case already_initialized, busy, invalid_input, unknown_group, ambiguous_group
+        case unknown_invite, not_admin, last_admin, no_key_package, welcome_too_large
+        case relay_rejected, relay_unreachable, timeout, `internal`
+    }
+
+    let code: Code
+    let message: String
+
+    init(_ code: Code, _ message: String) {
+        self.code = code
+        self.message = message
+    }
+
+    /// Exit status per the contract: usage errors 2, every other failure 1.
+    var exitCode: Int32 { code == .usage ? 2 : 1 }
+}

@@ -1,0 +1,65 @@
+import ArgumentParser
+import Foundation
+
+/// What a command produced: the JSON fields after `"ok": true`, and the text for people.
+struct CommandOutput {
+    var fields: [(String, JSONOutput)]
+    var human: String
+}
+
+/// Every leaf command: parses `GlobalOptions`, does its work in `execute`, and leaves printing,
+/// error mapping and exit codes to one place.
+protocol BurrowCommand: AsyncRunnable {
+    var globals: GlobalOptions { get }
+    func execute() async throws -> CommandOutput
+}
+
+/// A command main.swift runs with `await`. (Calling `run()` through an existential picks
+/// ArgumentParser's synchronous default, so leaf commands expose this entry point instead.)
+protocol AsyncRunnable: AsyncParsableCommand {
+    mutating func runAsync() async throws
+}
+
+extension AsyncRunnable {
+    mutating func run() async throws { try await runAsync() }
+}
+
+extension BurrowCommand {
+    mutating func runAsync() async throws {
+        do {
+            let output = try await execute()
+            if globals.json {
+                Console.out(JSONOutput.object([("ok", .bool(true))] + output.fields).serialized)
+            } else if !output.human.isEmpty {
+                Console.out(output.human)
+            }
+        } catch let exit as ExitCode {
+            throw exit
+        } catch {
+            let failure = CLIError.from(error)
+            Console.report(failure, json: globals.json)
+            throw ExitCode(failure.exitCode)
+        }
+    }
+}
+
+enum Console {
+    static func out(_ text: String) {
+        FileHandle.standardOutput.write(Data((text + "\n").utf8))
+    }
+
+    static func err(_ text: String) {
+        FileHandle.standardError.write(Data((text + "\n").utf8))
+    }
+
+    static func report(_ failure: CLIError, json: Bool) {
+        if json {
+            out(JSONOutput.object([
+                ("ok", .bool(false)),
+                ("error", .object([("code", .string(failure.code.rawValue)), ("message", .string(failure.message))])),
+            ]).serialized)
+        } else {
+            err("error (\(failure.code.rawValue)): \(failure.message)")
+        }
+    }
+}

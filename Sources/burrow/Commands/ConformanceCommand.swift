@@ -1,0 +1,61 @@
+import ArgumentParser
+import Conformance
+import Foundation
+
+/// `burrow conformance …`: runs every case of a published vector file and prints
+/// `N passed, M failed[, K skipped]` as the last line (exit 1 when M > 0).
+struct ConformanceCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "conformance",
+        abstract: "Run a published conformance vector file.",
+        subcommands: [BIP340.self, NIP44.self]
+    )
+
+    struct BIP340: AsyncRunnable {
+        static let configuration = CommandConfiguration(commandName: "bip340", abstract: "BIP-340 test-vectors.csv")
+        @OptionGroup var globals: GlobalOptions
+        @Argument(help: "The vector file.") var file: String
+
+        mutating func runAsync() async throws {
+            let bytes = try ConformanceCommand.read(file, json: globals.json)
+            try ConformanceCommand.finish(BIP340Conformance.run(csv: String(decoding: bytes, as: UTF8.self)), json: globals.json)
+        }
+    }
+
+    struct NIP44: AsyncRunnable {
+        static let configuration = CommandConfiguration(commandName: "nip44", abstract: "NIP-44 v2 nip44.vectors.json")
+        @OptionGroup var globals: GlobalOptions
+        @Argument(help: "The vector file.") var file: String
+
+        mutating func runAsync() async throws {
+            let bytes = try ConformanceCommand.read(file, json: globals.json)
+            try ConformanceCommand.finish(NIP44Conformance.run(json: bytes), json: globals.json)
+        }
+    }
+
+    static func read(_ path: String, json: Bool) throws -> [UInt8] {
+        guard let data = FileManager.default.contents(atPath: path) else {
+            Console.report(CLIError(.invalid_input, "cannot read \(path)"), json: json)
+            throw ExitCode(1)
+        }
+        return Array(data)
+    }
+
+    static func finish(_ report: ConformanceReport, json: Bool) throws {
+        if json {
+            var fields: [(String, JSONOutput)] = [
+                ("ok", .bool(report.failed == 0)),
+                ("passed", .int(report.passed)), ("failed", .int(report.failed)), ("skipped", .int(report.skipped)),
+                ("failures", .array(report.failures.map { .string($0) })),
+            ]
+            if report.failed > 0 {
+                fields.append(("error", .object([("code", .string("invalid_input")), ("message", .string(report.summaryLine))])))
+            }
+            Console.out(JSONOutput.object(fields).serialized)
+        } else {
+            for failure in report.failures { Console.out("FAIL \(failure)") }
+            Console.out(report.summaryLine)
+        }
+        if report.failed > 0 { throw ExitCode(1) }
+    }
+}

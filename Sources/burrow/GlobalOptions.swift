@@ -1,0 +1,68 @@
+import ArgumentParser
+import Foundation
+
+/// Options every command accepts, before or after the subcommand name (see `Arguments.hoistGlobals`).
+struct GlobalOptions: ParsableArguments {
+    @Option(name: .long, help: "The home directory holding the encrypted store.")
+    var home: String?
+
+    @Flag(name: .long, help: "Print exactly one JSON document on stdout.")
+    var json = false
+
+    @Option(name: .long, help: "Seconds each relay wait may make no progress before giving up.")
+    var timeout: Double = 10
+
+    @Option(name: .customLong("passphrase-file"), help: "Read the passphrase from this file.")
+    var passphraseFile: String?
+
+    /// `--home`, else `$BURROW_HOME`, else `$XDG_DATA_HOME/burrow`, else `~/.local/share/burrow`.
+    var homeURL: URL {
+        let env = ProcessInfo.processInfo.environment
+        if let home, !home.isEmpty { return URL(fileURLWithPath: home) }
+        if let h = env["BURROW_HOME"], !h.isEmpty { return URL(fileURLWithPath: h) }
+        if let xdg = env["XDG_DATA_HOME"], !xdg.isEmpty { return URL(fileURLWithPath: xdg).appendingPathComponent("burrow") }
+        return FileManager.default.homeDirectoryForCurrentUser.appendingPathComponent(".local/share/burrow")
+    }
+
+    var timeoutDuration: Duration { .milliseconds(Int64((timeout * 1000).rounded())) }
+
+    func validate() throws {
+        guard timeout > 0, timeout.isFinite else { throw ValidationError("--timeout must be a positive number of seconds") }
+    }
+}
+
+enum Arguments {
+    /// Options whose value is the next argument.
+    static let valued: Set<String> = ["--home", "--timeout", "--passphrase-file"]
+    static let flags: Set<String> = ["--json"]
+
+    /// Moves global options written before the subcommand name to the end, where every leaf
+    /// command's `GlobalOptions` group parses them. Only the leading run of options is moved, so a
+    /// value such as `--content --json` after the subcommand is never misread.
+    static func hoistGlobals(_ args: [String]) -> [String] {
+        var leading: [String] = []
+        var i = 0
+        while i < args.count {
+            let arg = args[i]
+            let name = arg.split(separator: "=", maxSplits: 1).first.map(String.init) ?? arg
+            if flags.contains(arg) {
+                leading.append(arg)
+                i += 1
+            } else if valued.contains(name) {
+                leading.append(arg)
+                if !arg.contains("="), i + 1 < args.count {
+                    leading.append(args[i + 1])
+                    i += 1
+                }
+                i += 1
+            } else {
+                break
+            }
+        }
+        return Array(args[i...]) + leading
+    }
+
+    static func wantsJSON(_ args: [String]) -> Bool {
+        args.prefix(while: { $0 != "--" }).contains("--json")
+    }
+}

@@ -1,0 +1,59 @@
+import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Resolves the passphrase: `--passphrase-file`, else `$BURROW_PASSPHRASE`, else a no-echo prompt
+/// on a TTY, else `passphrase_required`. Never a command-line argument.
+enum Passphrase {
+    static func resolve(_ globals: GlobalOptions, confirm: Bool = false) throws -> [UInt8] {
+        if let path = globals.passphraseFile {
+            guard let data = FileManager.default.contents(atPath: path) else {
+                throw CLIError(.invalid_input, "cannot read the passphrase file \(path)")
+            }
+            return try nonEmpty(stripOneNewline(Array(data)))
+        }
+        if let env = ProcessInfo.processInfo.environment["BURROW_PASSPHRASE"] {
+            return try nonEmpty(Array(env.utf8))
+        }
+        guard isatty(STDIN_FILENO) == 1 else {
+            throw CLIError(.passphrase_required, "no passphrase: use --passphrase-file or BURROW_PASSPHRASE")
+        }
+        let first = try prompt("Passphrase: ")
+        if confirm {
+            let second = try prompt("Repeat passphrase: ")
+            guard first == second else { throw CLIError(.invalid_input, "the passphrases differ") }
+        }
+        return try nonEmpty(first)
+    }
+
+    private static func nonEmpty(_ bytes: [UInt8]) throws -> [UInt8] {
+        guard !bytes.isEmpty else { throw CLIError(.passphrase_required, "the passphrase is empty") }
+        return bytes
+    }
+
+    private static func stripOneNewline(_ bytes: [UInt8]) -> [UInt8] {
+        var b = bytes
+        if b.last == UInt8(ascii: "\n") { b.removeLast() }
+        if b.last == UInt8(ascii: "\r") { b.removeLast() }
+        return b
+    }
+
+    /// Reads one line from the terminal with echo turned off.
+    private static func prompt(_ text: String) throws -> [UInt8] {
+        FileHandle.standardError.write(Data(text.utf8))
+        var saved = termios()
+        tcgetattr(STDIN_FILENO, &saved)
+        var silent = saved
+        silent.c_lflag &= ~tcflag_t(ECHO)
+        tcsetattr(STDIN_FILENO, TCSAFLUSH, &silent)
+        defer {
+            tcsetattr(STDIN_FILENO, TCSAFLUSH, &saved)
+            FileHandle.standardError.write(Data("\n".utf8))
+        }
+        var line: [UInt8] = []
+        var byte: UInt8 = 0
+        while read(STDIN_FILENO, &byte, 1) == 1, byte != UInt8(ascii: "\n") { line.append(byte) }
+        return stripOneNewline(line)
+    }
+}
