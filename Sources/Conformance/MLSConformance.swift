@@ -5,7 +5,7 @@ import Nostr
 /// its format (TEST is the file's name without `.json`, see Docs/cli.md).
 public enum MLSConformance {
     /// The test names this build can run.
-    public static let tests: [String] = ["tree-math", "crypto-basics", "hpke"]
+    public static let tests: [String] = ["tree-math", "crypto-basics", "hpke", "deserialization"]
 
     public static func run(test: String, json: [UInt8]) -> ConformanceReport {
         let cases: [[String: Any]]
@@ -21,6 +21,7 @@ public enum MLSConformance {
         case "crypto-basics": return CryptoBasicsConformance.run(cases)
         // RFC 9180's test-vectors.json format (not an mlswg file): base-mode X25519/SHA-256/AES-128-GCM.
         case "hpke": return HPKEConformance.run(cases)
+        case "deserialization": return DeserializationConformance.run(cases)
         default:
             var report = ConformanceReport()
             report.record(test, .failure(ConformanceCaseError.unsupported("no MLS runner for '\(test)'")))

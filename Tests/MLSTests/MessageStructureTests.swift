@@ -128,3 +128,80 @@ final class MessageStructureTests: XCTestCase {
         XCTAssertEqual(decoded.tlsSerialized, secrets.tlsSerialized)
     }
 }
+
+/// The MLSMessage envelope over the mlswg fields that are MLSMessages, and its rejections.
+final class MLSMessageEnvelopeTests: XCTestCase {
+    private func hex(_ s: String) -> [UInt8] {
+        var out: [UInt8] = []
+        var it = s.utf8.makeIterator()
+        func nibble(_ c: UInt8) -> UInt8 { c <= 57 ? c - 48 : (c | 0x20) - 87 }
+        while let a = it.next(), let b = it.next() { out.append(nibble(a) << 4 | nibble(b)) }
+        return out
+    }
+
+    func testEnvelopesRoundTripWithExpectedWireFormats() throws {
+        let data = try Fixtures.data("mls/messages.json")
+        let vectors = try XCTUnwrap(JSONSerialization.jsonObject(with: data) as? [[String: String]])
+        let fields: [(String, WireFormat)] = [
+            ("mls_welcome", .welcome), ("mls_group_info", .groupInfo), ("mls_key_package", .keyPackage),
+            ("public_message_application", .publicMessage), ("public_message_proposal", .publicMessage),
+            ("public_message_commit", .publicMessage), ("private_message", .privateMessage),
+        ]
+        for (i, v) in vectors.enumerated() {
+            for (field, format) in fields {
+                let bytes = hex(v[field]!)
+                let message = try MLSMessage(tlsSerialized: bytes)
+                XCTAssertEqual(message.wireFormat, format, "\(field)[\(i)]")
+                XCTAssertEqual(message.tlsSerialized, bytes, "\(field)[\(i)]")
+            }
+            let message = try MLSMessage(tlsSerialized: hex(v["public_message_commit"]!))
+            guard case .publicMessage(let pm) = message.body else { return XCTFail("not public") }
+            XCTAssertEqual(pm.content.contentType, .commit)
+            XCTAssertNotNil(pm.auth.confirmationTag)
+            if case .groupInfo(let gi) = try MLSMessage(tlsSerialized: hex(v["mls_group_info"]!)).body {
+                XCTAssertEqual(gi.toBeSigned + [UInt8](TLSWriter.opaqueHeader(gi.signature.count)) + gi.signature, gi.tlsSerialized)
+            } else {
+                XCTFail("not a GroupInfo")
+            }
+        }
+    }
+
+    func testMDKWelcomeRumorParses() throws {
+        let rumor = try XCTUnwrap(JSONSerialization.jsonObject(with: Fixtures.data("marmot-samples/welcome_rumor.json")) as? [String: Any])
+        let bytes = [UInt8](try XCTUnwrap(Data(base64Encoded: try XCTUnwrap(rumor["content"] as? String))))
+        let message = try MLSMessage(tlsSerialized: bytes)
+        XCTAssertEqual(message.tlsSerialized, bytes)
+        guard case .welcome(let welcome) = message.body else { return XCTFail("not a welcome") }
+        XCTAssertEqual(welcome.cipherSuite, 0x0001)
+        XCTAssertEqual(welcome.secrets.count, 1)
+        XCTAssertEqual(welcome.secrets[0].newMember.count, 32)
+    }
+
+    func testEnvelopeRejections() throws {
+        let welcome = MLSMessage(body: .welcome(Welcome(secrets: [], encryptedGroupInfo: [1])))
+        let bytes = welcome.tlsSerialized
+        XCTAssertEqual(Array(bytes.prefix(4)), [0, 1, 0, 3])
+        XCTAssertEqual(try MLSMessage(tlsSerialized: bytes), welcome)
+        for format: UInt8 in [0, 6, 0xff] {
+            var bad = bytes
+            bad[3] = format
+            XCTAssertThrowsError(try MLSMessage(tlsSerialized: bad)) {
+                XCTAssertEqual($0 as? TLSDecodingError, .invalidValue(field: "wire_format", value: UInt64(format)))
+            }
+        }
+        var badVersion = bytes
+        badVersion[1] = 2
+        XCTAssertThrowsError(try MLSMessage(tlsSerialized: badVersion))
+        XCTAssertThrowsError(try MLSMessage(tlsSerialized: bytes + [0]))
+        XCTAssertThrowsError(try MLSMessage(tlsSerialized: Array(bytes.dropLast())))
+    }
+}
+
+extension TLSWriter {
+    /// The varint length prefix alone.
+    static func opaqueHeader(_ count: Int) -> [UInt8] {
+        var w = TLSWriter()
+        w.writeVarint(count)
+        return w.bytes
+    }
+}
