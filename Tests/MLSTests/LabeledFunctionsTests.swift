@@ -4,11 +4,11 @@ import XCTest
 /// RFC 9420 §5 labeled functions beyond the published vectors: label separation, tampering,
 /// and that secrets never print.
 final class LabeledFunctionsTests: XCTestCase {
-    private let cs = CipherSuite.mls128DHKEMX25519AES128GCMSHA256Ed25519
+    private let cs = CipherSuiteProvider.mls128DHKEMX25519AES128GCMSHA256Ed25519
 
     func testOnlySuiteOneIsSupported() throws {
-        XCTAssertEqual(try CipherSuite(id: 1), cs)
-        XCTAssertThrowsError(try CipherSuite(id: 2)) {
+        XCTAssertNoThrow(try CipherSuiteProvider(CipherSuite(1)))
+        XCTAssertThrowsError(try CipherSuiteProvider(CipherSuite(2))) {
             XCTAssertEqual($0 as? MLSCryptoError, .unsupportedCipherSuite(2))
         }
         XCTAssertEqual([cs.Nh, cs.kdfNh, cs.aeadNk, cs.aeadNn], [32, 32, 16, 12])

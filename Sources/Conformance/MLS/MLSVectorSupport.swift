@@ -60,19 +60,19 @@ extension ConformanceReport {
     /// Runs `body` for every case of an mlswg file; cases whose `cipher_suite` is not one we
     /// run count as skipped, anything that throws counts as failed.
     static func forEachSuiteCase(_ cases: [[String: Any]], file: String,
-                                 _ body: (VectorCase, CipherSuite, inout CaseChecker) throws -> Void) -> ConformanceReport {
+                                 _ body: (VectorCase, CipherSuiteProvider, inout CaseChecker) throws -> Void) -> ConformanceReport {
         var report = ConformanceReport()
         for (index, object) in cases.enumerated() {
             let vector = VectorCase(object)
             let name = "\(file)[\(index)]"
             do {
-                let id = try vector.uint16("cipher_suite")
-                guard CipherSuite.isSupported(id) else {
+                let suite = CipherSuite(try vector.uint16("cipher_suite"))
+                guard suite.isSupported else {
                     report.skipped += 1
                     continue
                 }
                 var checker = CaseChecker()
-                try body(vector, try CipherSuite(id: id), &checker)
+                try body(vector, try CipherSuiteProvider(suite), &checker)
                 report.record(name, checker.result)
             } catch {
                 report.record(name, .failure(error))

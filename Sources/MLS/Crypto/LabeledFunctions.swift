@@ -1,6 +1,6 @@
 /// The labeled functions of RFC 9420 §5: every derivation, signature, HPKE encryption and
 /// reference hash in MLS is domain-separated by a label, prefixed "MLS 1.0 " except in RefHash.
-extension CipherSuite {
+extension CipherSuiteProvider {
     /// The prefix RFC 9420 puts before every ExpandWithLabel, SignWithLabel and EncryptWithLabel label.
     public static let labelPrefix: [UInt8] = Array("MLS 1.0 ".utf8)
 
@@ -37,7 +37,7 @@ extension CipherSuite {
     private func kdfLabel(label: [UInt8], context: [UInt8], length: Int) -> [UInt8] {
         var writer = TLSWriter(capacity: 16 + label.count + context.count)
         writer.writeUInt16(UInt16(truncatingIfNeeded: length))
-        writer.writeOpaque(CipherSuite.labelPrefix + label)
+        writer.writeOpaque(CipherSuiteProvider.labelPrefix + label)
         writer.writeOpaque(context)
         return writer.bytes
     }
@@ -84,7 +84,7 @@ extension CipherSuite {
 
     private func signContent(label: String, content: [UInt8]) -> [UInt8] {
         var writer = TLSWriter(capacity: 32 + content.count)
-        writer.writeOpaque(CipherSuite.labelPrefix + Array(label.utf8))
+        writer.writeOpaque(CipherSuiteProvider.labelPrefix + Array(label.utf8))
         writer.writeOpaque(content)
         return writer.bytes
     }
@@ -116,7 +116,7 @@ extension CipherSuite {
 
     private func encryptContext(label: String, context: [UInt8]) -> [UInt8] {
         var writer = TLSWriter(capacity: 32 + context.count)
-        writer.writeOpaque(CipherSuite.labelPrefix + Array(label.utf8))
+        writer.writeOpaque(CipherSuiteProvider.labelPrefix + Array(label.utf8))
         writer.writeOpaque(context)
         return writer.bytes
     }

@@ -46,7 +46,7 @@ public struct SignaturePrivateKey: Sendable, CustomStringConvertible {
 
     public var description: String { "SignaturePrivateKey(public: \(publicKey.bytes.count) bytes, private redacted)" }
 
-    /// A raw Ed25519 signature over `message` (no MLS label; see `CipherSuite.signWithLabel`).
+    /// A raw Ed25519 signature over `message` (no MLS label; see `CipherSuiteProvider.signWithLabel`).
     func sign(_ message: [UInt8]) throws -> [UInt8] {
         let key = try seed.withUnsafeBytes { try Curve25519.Signing.PrivateKey(rawRepresentation: $0) }
         return Array(try key.signature(for: message))

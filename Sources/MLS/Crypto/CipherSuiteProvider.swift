@@ -1,30 +1,27 @@
 import Crypto
 
-/// An MLS cipher suite this engine can run, with its primitives (RFC 9420 §5.1), so code reads
+/// The cryptography of a cipher suite this engine runs (RFC 9420 §5.1), for code that reads
 /// like the RFC: `cs.expandWithLabel(...)`, `cs.Nh`, `cs.aeadNk`.
 ///
-/// Wire structures keep `cipher_suite` as a plain `UInt16` (they must round-trip suites we do
-/// not run); `CipherSuite(id:)` is the check that turns such a value into something that can do
-/// cryptography. Only MLS_128_DHKEMX25519_AES128GCM_SHA256_Ed25519 (0x0001) exists: X25519
-/// HPKE, HKDF-SHA256, AES-128-GCM and Ed25519, all from swift-crypto. Length names follow the
-/// RFC: `Nh` (hash output), `kdfNh` (KDF.Nh), `aeadNk` (AEAD.Nk), `aeadNn` (AEAD.Nn).
-public struct CipherSuite: Hashable, Sendable, CustomStringConvertible {
-    /// The IANA value, as carried in `cipher_suite` fields.
-    public let id: UInt16
+/// Wire structures carry a `CipherSuite` code point (any value, so unknown suites round-trip);
+/// `CipherSuiteProvider(suite)` is the check that turns one into something that can do
+/// cryptography. Only MLS_128_DHKEMX25519_AES128GCM_SHA256_Ed25519 (0x0001) exists: X25519 HPKE,
+/// HKDF-SHA256, AES-128-GCM and Ed25519, all from swift-crypto. Length names follow the RFC:
+/// `Nh` (hash output), `kdfNh` (KDF.Nh), `aeadNk` (AEAD.Nk), `aeadNn` (AEAD.Nn).
+public struct CipherSuiteProvider: Hashable, Sendable, CustomStringConvertible {
+    /// The suite's code point, as carried in `cipher_suite` fields.
+    public let suite: CipherSuite
 
-    private init(uncheckedID id: UInt16) { self.id = id }
+    private init(unchecked suite: CipherSuite) { self.suite = suite }
 
     /// MLS_128_DHKEMX25519_AES128GCM_SHA256_Ed25519.
-    public static let mls128DHKEMX25519AES128GCMSHA256Ed25519 = CipherSuite(uncheckedID: 0x0001)
+    public static let mls128DHKEMX25519AES128GCMSHA256Ed25519 = CipherSuiteProvider(unchecked: .mls128DHKEMX25519AES128GCMSHA256Ed25519)
 
-    /// The suite for a wire value; throws `unsupportedCipherSuite` for anything but 0x0001.
-    public init(id: UInt16) throws {
-        guard CipherSuite.isSupported(id) else { throw MLSCryptoError.unsupportedCipherSuite(id) }
-        self.init(uncheckedID: id)
+    /// The provider for `suite`; throws `unsupportedCipherSuite` for anything but 0x0001.
+    public init(_ suite: CipherSuite) throws {
+        guard suite.isSupported else { throw MLSCryptoError.unsupportedCipherSuite(suite.rawValue) }
+        self.init(unchecked: suite)
     }
-
-    /// Whether this engine can run the suite with wire value `id` (only 0x0001).
-    public static func isSupported(_ id: UInt16) -> Bool { id == 0x0001 }
 
     public var description: String { "MLS_128_DHKEMX25519_AES128GCM_SHA256_Ed25519" }
 
@@ -80,6 +77,11 @@ public struct CipherSuite: Hashable, Sendable, CustomStringConvertible {
     public func aeadOpen(key: Secret, nonce: Secret, aad: [UInt8], ciphertext: [UInt8]) throws -> [UInt8] {
         try AES128GCM.open(key: key, nonce: nonce, aad: aad, ciphertext: ciphertext)
     }
+}
+
+extension CipherSuite {
+    /// Whether this engine can run the suite (only 0x0001).
+    public var isSupported: Bool { self == .mls128DHKEMX25519AES128GCMSHA256Ed25519 }
 }
 
 /// HKDF-SHA256 through swift-crypto, with the length checks swift-crypto leaves to callers.
