@@ -22,7 +22,7 @@ final class MDKKeyPackageTests: XCTestCase {
         XCTAssertEqual(kp.tlsSerialized, bytes)
 
         XCTAssertEqual(kp.version, .mls10)
-        XCTAssertEqual(kp.cipherSuite, 0x0001)
+        XCTAssertEqual(kp.cipherSuite, .mls128DHKEMX25519AES128GCMSHA256Ed25519)
         XCTAssertEqual(kp.initKey.count, 32)
         XCTAssertEqual(kp.leafNode.encryptionKey.count, 32)
         XCTAssertEqual(kp.leafNode.signatureKey.count, 32)
@@ -31,11 +31,11 @@ final class MDKKeyPackageTests: XCTestCase {
 
         let caps = kp.leafNode.capabilities
         XCTAssertEqual(caps.versions.map(\.rawValue), [0x1])
-        XCTAssertEqual(caps.cipherSuites, [0x1, 0x6a6a])
+        XCTAssertEqual(caps.cipherSuites.map(\.rawValue), [0x1, 0x6a6a])
         XCTAssertEqual(caps.extensions.map(\.rawValue), [0xa, 0xf2ee, 0xcaca])
         XCTAssertEqual(caps.proposals.map(\.rawValue), [0xa, 0x2a2a])
         XCTAssertEqual(caps.credentials.map(\.rawValue), [0x1, 0x2a2a])
-        XCTAssertTrue(GREASE.isGREASE(caps.cipherSuites[1]) && caps.extensions[2].isGREASE)
+        XCTAssertTrue(caps.cipherSuites[1].isGREASE && caps.extensions[2].isGREASE)
         XCTAssertTrue(caps.supportsProposal(.selfRemove))
         XCTAssertTrue(caps.supportsExtension(ExtensionType(0xF2EE)))
 
@@ -75,8 +75,8 @@ final class MDKKeyPackageTests: XCTestCase {
             XCTAssertEqual(kp.leafNode.credential.credentialType, .basic)
             let caps = kp.leafNode.capabilities
             XCTAssertEqual(caps.versions, [.mls10])
-            XCTAssertEqual(caps.cipherSuites.first, 0x0001)
-            XCTAssertTrue(caps.cipherSuites.dropFirst().allSatisfy(GREASE.isGREASE))
+            XCTAssertEqual(caps.cipherSuites.first, .mls128DHKEMX25519AES128GCMSHA256Ed25519)
+            XCTAssertTrue(caps.cipherSuites.dropFirst().allSatisfy(\.isGREASE))
             XCTAssertEqual(Array(caps.extensions.prefix(2)), [.lastResort, ExtensionType(0xF2EE)])
             XCTAssertTrue(caps.extensions.dropFirst(2).allSatisfy(\.isGREASE))
             XCTAssertEqual(caps.proposals.first, .selfRemove)

@@ -172,7 +172,7 @@ final class MLSMessageEnvelopeTests: XCTestCase {
         let message = try MLSMessage(tlsSerialized: bytes)
         XCTAssertEqual(message.tlsSerialized, bytes)
         guard case .welcome(let welcome) = message.body else { return XCTFail("not a welcome") }
-        XCTAssertEqual(welcome.cipherSuite, 0x0001)
+        XCTAssertEqual(welcome.cipherSuite, .mls128DHKEMX25519AES128GCMSHA256Ed25519)
         XCTAssertEqual(welcome.secrets.count, 1)
         XCTAssertEqual(welcome.secrets[0].newMember.count, 32)
     }

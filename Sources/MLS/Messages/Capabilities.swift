@@ -4,15 +4,14 @@
 /// signature covers them; the `supports…` helpers add the RFC's implicit defaults.
 public struct Capabilities: Hashable, Sendable, TLSCodable {
     public var versions: [ProtocolVersion]
-    /// Cipher suite ids as carried on the wire (GREASE included).
-    public var cipherSuites: [UInt16]
+    public var cipherSuites: [CipherSuite]
     public var extensions: [ExtensionType]
     public var proposals: [ProposalType]
     public var credentials: [CredentialType]
 
     public init(
         versions: [ProtocolVersion] = [.mls10],
-        cipherSuites: [UInt16] = [0x0001],
+        cipherSuites: [CipherSuite] = [.mls128DHKEMX25519AES128GCMSHA256Ed25519],
         extensions: [ExtensionType] = [],
         proposals: [ProposalType] = [],
         credentials: [CredentialType] = [.basic]
@@ -45,7 +44,7 @@ public struct Capabilities: Hashable, Sendable, TLSCodable {
 
     public func encode(to writer: inout TLSWriter) {
         writer.writeVector(versions)
-        writer.writeVector { w in for suite in cipherSuites { w.writeUInt16(suite) } }
+        writer.writeVector(cipherSuites)
         writer.writeVector(extensions)
         writer.writeVector(proposals)
         writer.writeVector(credentials)
@@ -53,7 +52,7 @@ public struct Capabilities: Hashable, Sendable, TLSCodable {
 
     public init(from reader: inout TLSReader) throws {
         versions = try reader.readVector()
-        cipherSuites = try reader.readVector { try $0.readUInt16() }
+        cipherSuites = try reader.readVector()
         extensions = try reader.readVector()
         proposals = try reader.readVector()
         credentials = try reader.readVector()

@@ -1,6 +1,5 @@
-/// A 16-bit MLS registry value (RFC 9420 §17): protocol versions, extension, proposal and
-/// credential types, wire formats. (Cipher suites travel as plain `UInt16`; `CipherSuite` is the
-/// crypto module's runnable suite.)
+/// A 16-bit MLS registry value (RFC 9420 §17): protocol versions, cipher suites, extension,
+/// proposal and credential types, wire formats.
 ///
 /// Values are kept as raw integers so that unknown and GREASE entries (§13.5) survive a
 /// decode/encode round trip unchanged; named constants cover the values Burrow understands.
@@ -46,6 +45,17 @@ public struct ProtocolVersion: MLSCodePoint {
     public init(rawValue: UInt16) { self.rawValue = rawValue }
 
     public static let mls10 = ProtocolVersion(rawValue: 1)
+}
+
+/// `CipherSuite` (RFC 9420 §17.1) as carried on the wire. Any value round-trips (capabilities
+/// list GREASE suites); `CipherSuiteProvider(suite)` is the check that yields cryptography, and
+/// only 0x0001 passes it.
+public struct CipherSuite: MLSCodePoint {
+    public let rawValue: UInt16
+    public init(rawValue: UInt16) { self.rawValue = rawValue }
+
+    /// MLS_128_DHKEMX25519_AES128GCM_SHA256_Ed25519.
+    public static let mls128DHKEMX25519AES128GCMSHA256Ed25519 = CipherSuite(rawValue: 0x0001)
 }
 
 /// `ExtensionType` (RFC 9420 §17.3, draft-ietf-mls-extensions).

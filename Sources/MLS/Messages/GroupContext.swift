@@ -2,8 +2,8 @@
 /// encoding is signed into FramedContentTBS and mixed into the key schedule.
 public struct GroupContext: Hashable, Sendable, TLSCodable {
     public var version: ProtocolVersion
-    /// The suite id as carried; a group runs only 0x0001.
-    public var cipherSuite: UInt16
+    /// The suite as carried; a group runs only 0x0001.
+    public var cipherSuite: CipherSuite
     public var groupID: [UInt8]
     public var epoch: UInt64
     public var treeHash: [UInt8]
@@ -11,7 +11,7 @@ public struct GroupContext: Hashable, Sendable, TLSCodable {
     public var extensions: Extensions
 
     public init(
-        version: ProtocolVersion = .mls10, cipherSuite: UInt16 = 0x0001, groupID: [UInt8], epoch: UInt64,
+        version: ProtocolVersion = .mls10, cipherSuite: CipherSuite = .mls128DHKEMX25519AES128GCMSHA256Ed25519, groupID: [UInt8], epoch: UInt64,
         treeHash: [UInt8], confirmedTranscriptHash: [UInt8], extensions: Extensions = Extensions()
     ) {
         self.version = version
@@ -25,7 +25,7 @@ public struct GroupContext: Hashable, Sendable, TLSCodable {
 
     public func encode(to writer: inout TLSWriter) {
         version.encode(to: &writer)
-        writer.writeUInt16(cipherSuite)
+        cipherSuite.encode(to: &writer)
         writer.writeOpaque(groupID)
         writer.writeUInt64(epoch)
         writer.writeOpaque(treeHash)
@@ -36,7 +36,7 @@ public struct GroupContext: Hashable, Sendable, TLSCodable {
     /// Decodes and applies the GroupContext extension placement rule (`Extensions.validate`).
     public init(from reader: inout TLSReader) throws {
         version = try ProtocolVersion(from: &reader)
-        cipherSuite = try reader.readUInt16()
+        cipherSuite = try CipherSuite(from: &reader)
         groupID = try reader.readOpaque()
         epoch = try reader.readUInt64()
         treeHash = try reader.readOpaque()

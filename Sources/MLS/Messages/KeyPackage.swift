@@ -6,8 +6,8 @@
 /// struct (not wrapped in MLSMessage) in kind-30443 events.
 public struct KeyPackage: Hashable, Sendable, TLSCodable {
     public var version: ProtocolVersion
-    /// The suite id as carried; validation requires 0x0001.
-    public var cipherSuite: UInt16
+    /// The suite as carried; validation requires 0x0001.
+    public var cipherSuite: CipherSuite
     /// `HPKEPublicKey init_key`: Welcome secrets for this member are encrypted to it.
     public var initKey: [UInt8]
     public var leafNode: LeafNode
@@ -15,7 +15,7 @@ public struct KeyPackage: Hashable, Sendable, TLSCodable {
     public var signature: [UInt8]
 
     public init(
-        version: ProtocolVersion = .mls10, cipherSuite: UInt16 = 0x0001, initKey: [UInt8], leafNode: LeafNode,
+        version: ProtocolVersion = .mls10, cipherSuite: CipherSuite = .mls128DHKEMX25519AES128GCMSHA256Ed25519, initKey: [UInt8], leafNode: LeafNode,
         extensions: Extensions = Extensions(), signature: [UInt8] = []
     ) {
         self.version = version
@@ -40,7 +40,7 @@ public struct KeyPackage: Hashable, Sendable, TLSCodable {
 
     private func encodeContent(to w: inout TLSWriter) {
         version.encode(to: &w)
-        w.writeUInt16(cipherSuite)
+        cipherSuite.encode(to: &w)
         w.writeOpaque(initKey)
         leafNode.encode(to: &w)
         extensions.encode(to: &w)
@@ -53,7 +53,7 @@ public struct KeyPackage: Hashable, Sendable, TLSCodable {
 
     public init(from reader: inout TLSReader) throws {
         version = try ProtocolVersion(from: &reader)
-        cipherSuite = try reader.readUInt16()
+        cipherSuite = try CipherSuite(from: &reader)
         initKey = try reader.readOpaque()
         leafNode = try LeafNode(from: &reader)
         extensions = try Extensions(from: &reader)

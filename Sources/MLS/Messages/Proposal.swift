@@ -108,10 +108,10 @@ public struct PreSharedKeyProposal: Hashable, Sendable, TLSCodable {
 public struct ReInitProposal: Hashable, Sendable, TLSCodable {
     public var groupID: [UInt8]
     public var version: ProtocolVersion
-    public var cipherSuite: UInt16
+    public var cipherSuite: CipherSuite
     public var extensions: Extensions
 
-    public init(groupID: [UInt8], version: ProtocolVersion, cipherSuite: UInt16, extensions: Extensions) {
+    public init(groupID: [UInt8], version: ProtocolVersion, cipherSuite: CipherSuite, extensions: Extensions) {
         self.groupID = groupID
         self.version = version
         self.cipherSuite = cipherSuite
@@ -121,14 +121,14 @@ public struct ReInitProposal: Hashable, Sendable, TLSCodable {
     public func encode(to writer: inout TLSWriter) {
         writer.writeOpaque(groupID)
         version.encode(to: &writer)
-        writer.writeUInt16(cipherSuite)
+        cipherSuite.encode(to: &writer)
         extensions.encode(to: &writer)
     }
 
     public init(from reader: inout TLSReader) throws {
         groupID = try reader.readOpaque()
         version = try ProtocolVersion(from: &reader)
-        cipherSuite = try reader.readUInt16()
+        cipherSuite = try CipherSuite(from: &reader)
         extensions = try Extensions(from: &reader)
     }
 }

@@ -23,13 +23,13 @@ public struct EncryptedGroupSecrets: Hashable, Sendable, TLSCodable {
 
 /// `Welcome` (RFC 9420 §12.4.3.1): what a committer sends to the members it adds.
 public struct Welcome: Hashable, Sendable, TLSCodable {
-    /// The suite id as carried; processing requires 0x0001.
-    public var cipherSuite: UInt16
+    /// The suite as carried; processing requires 0x0001.
+    public var cipherSuite: CipherSuite
     public var secrets: [EncryptedGroupSecrets]
     /// The GroupInfo, AEAD-encrypted under keys derived from the welcome secret.
     public var encryptedGroupInfo: [UInt8]
 
-    public init(cipherSuite: UInt16 = 0x0001, secrets: [EncryptedGroupSecrets], encryptedGroupInfo: [UInt8]) {
+    public init(cipherSuite: CipherSuite = .mls128DHKEMX25519AES128GCMSHA256Ed25519, secrets: [EncryptedGroupSecrets], encryptedGroupInfo: [UInt8]) {
         self.cipherSuite = cipherSuite
         self.secrets = secrets
         self.encryptedGroupInfo = encryptedGroupInfo
@@ -41,13 +41,13 @@ public struct Welcome: Hashable, Sendable, TLSCodable {
     }
 
     public func encode(to writer: inout TLSWriter) {
-        writer.writeUInt16(cipherSuite)
+        cipherSuite.encode(to: &writer)
         writer.writeVector(secrets)
         writer.writeOpaque(encryptedGroupInfo)
     }
 
     public init(from reader: inout TLSReader) throws {
-        cipherSuite = try reader.readUInt16()
+        cipherSuite = try CipherSuite(from: &reader)
         secrets = try reader.readVector()
         encryptedGroupInfo = try reader.readOpaque()
     }
