@@ -100,3 +100,74 @@ final class MDKKeyPackageTests: XCTestCase {
         }
     }
 }
+
+/// Signatures and references of the real MDK KeyPackages, through the crypto module's
+/// VerifyWithLabel and RefHash.
+final class MDKKeyPackageSignatureTests: XCTestCase {
+    private let suite = CipherSuiteProvider.mls128DHKEMX25519AES128GCMSHA256Ed25519
+
+    private func hex(_ s: String) -> [UInt8] {
+        var out: [UInt8] = []
+        var it = s.makeIterator()
+        while let a = it.next(), let b = it.next() { out.append(UInt8(String([a, b]), radix: 16)!) }
+        return out
+    }
+
+    /// (KeyPackage bytes, expected `i` tag) for every MDK KeyPackage in the fixtures.
+    private func samples() throws -> [([UInt8], [UInt8])] {
+        var out: [([UInt8], [UInt8])] = []
+        let event = try JSONSerialization.jsonObject(with: Fixtures.data("marmot-samples/kp_event.json")) as! [String: Any]
+        let tags = event["tags"] as! [[String]]
+        out.append(([UInt8](Data(base64Encoded: event["content"] as! String)!), hex(tags.first { $0[0] == "i" }![1])))
+        let root = try JSONSerialization.jsonObject(with: Fixtures.data("marmot/nostrc/protocol-vectors.json")) as! [String: Any]
+        for c in (root["key_package"] as! [String: Any])["cases"] as! [[String: Any]] {
+            let ref = hex(c["key_package_ref"] as! String)
+            XCTAssertEqual(ref.first, 0x20)
+            out.append((hex(c["serialized_key_package_hex"] as! String), Array(ref.dropFirst())))
+        }
+        let steps = (root["group_lifecycle"] as! [String: Any])["steps"] as! [[String: Any]]
+        let tags0 = steps[0]["event_tags"] as! [[String]]
+        out.append(([UInt8](Data(base64Encoded: steps[0]["event_content"] as! String)!), hex(tags0.first { $0[0] == "i" }![1])))
+        return out
+    }
+
+    func testSignaturesVerifyAndReferencesMatchITags() throws {
+        let all = try samples()
+        XCTAssertEqual(all.count, 5)
+        for (bytes, ref) in all {
+            let kp = try KeyPackage(tlsSerialized: bytes)
+            XCTAssertNoThrow(try kp.leafNode.verifySignature(suite: suite, position: nil))
+            XCTAssertNoThrow(try kp.verifySignature(suite: suite))
+            XCTAssertEqual(kp.reference(suite: suite), ref)
+        }
+    }
+
+    func testTamperedKeyPackageFailsVerification() throws {
+        let (bytes, _) = try samples()[0]
+        var kp = try KeyPackage(tlsSerialized: bytes)
+        kp.extensions = Extensions()
+        XCTAssertThrowsError(try kp.verifySignature(suite: suite)) { XCTAssertEqual($0 as? MLSCryptoError, .invalidSignature) }
+        var leafTampered = try KeyPackage(tlsSerialized: bytes)
+        leafTampered.leafNode.capabilities.proposals = []
+        XCTAssertThrowsError(try leafTampered.leafNode.verifySignature(suite: suite, position: nil))
+        // The package signature covers the leaf, so it breaks too.
+        XCTAssertThrowsError(try leafTampered.verifySignature(suite: suite))
+    }
+
+    func testSignThenVerifyRoundTrip() throws {
+        var rng = SystemRandomNumberGenerator()
+        let key = try SignaturePrivateKey.generate(using: &rng)
+        var leaf = LeafNode(
+            encryptionKey: [UInt8](repeating: 1, count: 32), signatureKey: key.publicKey.bytes,
+            credential: .basic(identity: [UInt8](repeating: 2, count: 32)),
+            capabilities: Capabilities(extensions: [.lastResort], proposals: [.selfRemove]),
+            source: .update)
+        let position = TreePosition(groupID: [9, 9], leafIndex: 4)
+        try leaf.sign(with: key, suite: suite, position: position)
+        XCTAssertNoThrow(try leaf.verifySignature(suite: suite, position: position))
+        // The position is signed for update leaves: another index or group fails.
+        XCTAssertThrowsError(try leaf.verifySignature(suite: suite, position: TreePosition(groupID: [9, 9], leafIndex: 5)))
+        XCTAssertThrowsError(try leaf.verifySignature(suite: suite, position: TreePosition(groupID: [9], leafIndex: 4)))
+        XCTAssertThrowsError(try leaf.verifySignature(suite: suite, position: nil))
+    }
+}
