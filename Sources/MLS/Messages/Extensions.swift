@@ -94,14 +94,16 @@ public struct Extensions: Hashable, Sendable, TLSCodable, RandomAccessCollection
     /// Rejects extension types not allowed in `context` (OpenMLS 0.8.1's valn1601–valn1604):
     /// leaf nodes take application_id and unknown types; KeyPackages last_resort and unknown
     /// types; GroupInfo ratchet_tree, external_pub and unknown types; GroupContext
-    /// required_capabilities, external_senders and unknown types. GREASE types are never allowed
-    /// as extensions (they belong in capabilities only).
+    /// required_capabilities, external_senders and unknown types. GREASE types count as unknown
+    /// in LeafNode, KeyPackage and GroupInfo extensions, where RFC 9420 §13.5 has senders put
+    /// them (OpenMLS 0.8.1 decodes them as unknown; the mlswg tree-operations vectors carry them
+    /// in leaf nodes), and are rejected in GroupContext, where §13.5 forbids them.
     public func validate(for context: Context) throws {
         for ext in list {
             let type = ext.extensionType
             let allowed: Bool
             switch (context, type) {
-            case (_, _) where type.isGREASE: allowed = false
+            case (.groupContext, _) where type.isGREASE: allowed = false
             case (.leafNode, .applicationID): allowed = true
             case (.keyPackage, .lastResort): allowed = true
             case (.groupInfo, .ratchetTree), (.groupInfo, .externalPub): allowed = true
