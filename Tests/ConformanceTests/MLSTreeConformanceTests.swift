@@ -15,6 +15,8 @@ final class MLSTreeConformanceTests: XCTestCase {
 
     func testTreeMath() throws { try run("tree-math", expectedCases: 10) }
 
+    func testTreeOperations() throws { try run("tree-operations", expectedCases: 5) }
+
     func testUnknownTestNameFails() {
         let report = MLSConformance.run(test: "no-such-test", json: Array("[]".utf8))
         XCTAssertEqual(report.failed, 1)

@@ -1,0 +1,86 @@
+/// Parent hashes (RFC 9420 §7.9): the chain that binds each parent node's key to the leaf that
+/// set it, so a joiner can tell that parent nodes were produced by members' UpdatePaths.
+///
+/// `ParentHashInput { HPKEPublicKey encryption_key; opaque parent_hash<V>;
+/// opaque original_sibling_tree_hash<V>; }`.
+extension RatchetTree {
+    static func parentHashInput(encryptionKey: [UInt8], parentHash: [UInt8], originalSiblingTreeHash: [UInt8]) -> [UInt8] {
+        var w = TLSWriter(capacity: 112)
+        w.writeOpaque(encryptionKey)
+        w.writeOpaque(parentHash)
+        w.writeOpaque(originalSiblingTreeHash)
+        return TreeHashing.hash(w.bytes)
+    }
+
+    /// "The parent hash of P with copath child S"; nil when P is blank or not a parent.
+    public func parentHash(of node: NodeIndex, copathChild: NodeIndex) -> [UInt8]? {
+        guard let p = parent(at: node) else { return nil }
+        return Self.parentHashInput(
+            encryptionKey: p.encryptionKey, parentHash: p.parentHash,
+            originalSiblingTreeHash: treeHash(of: copathChild, removingLeaves: p.unmergedLeaves))
+    }
+
+    /// Sets the `parent_hash` fields along a freshly written filtered direct path, root side
+    /// first (the topmost node gets the empty hash), and returns the value the leaf must carry.
+    /// The nodes on `path` must be set already, with empty unmerged-leaves lists, so their
+    /// original sibling tree hashes are the cached ones: O(log N).
+    mutating func chainParentHashes(along path: [FilteredPathStep]) -> [UInt8] {
+        var above: [UInt8] = []
+        for step in path.reversed() {
+            let i = step.node.value >> 1
+            guard var p = parents[i] else { continue }  // callers set every node of the path
+            p.parentHash = above
+            parents[i] = p
+            above = Self.parentHashInput(
+                encryptionKey: p.encryptionKey, parentHash: above,
+                originalSiblingTreeHash: treeHash(of: step.copathChild, removingLeaves: p.unmergedLeaves))
+        }
+        return above
+    }
+
+    /// The `parent_hash` a node holds: a parent's field, a commit leaf's, or nil otherwise.
+    func storedParentHash(at index: NodeIndex) -> [UInt8]? {
+        switch node(at: index) {
+        case .parent(let p)?: return p.parentHash
+        case .leaf(let leaf)?:
+            if case .commit(let ph) = leaf.source { return ph }
+            return nil
+        case nil: return nil
+        }
+    }
+
+    /// Checks that every non-blank parent node is parent-hash valid (RFC 9420 §7.9.2, "top
+    /// down"): it has exactly one descendant D, in the resolution of one child C and not among
+    /// its own unmerged leaves, whose `parent_hash` is its parent hash with the other child as
+    /// copath child, and the rest of C's resolution is exactly its unmerged leaves under C.
+    /// Since D is strictly lower, every chain ends at a leaf.
+    func verifyParentHashes() throws {
+        for i in parents.indices {
+            guard let p = parents[i] else { continue }
+            let node = NodeIndex(2 * i + 1)
+            guard let left = size.left(of: node), let right = size.right(of: node) else {
+                throw MLSError.invalidRatchetTree("parent \(node.value) lacks a child")
+            }
+            var valid = 0
+            for (child, sibling) in [(left, right), (right, left)] {
+                let resolution = resolution(of: child)
+                let unmergedHere = Set(p.unmergedLeaves.filter { child.subtreeContains($0) }.map(\.nodeIndex))
+                let candidates = resolution.filter { !unmergedHere.contains($0) }
+                // D must be the single non-unmerged node of C's resolution, and the remainder
+                // must be exactly P's unmerged leaves under C.
+                guard candidates.count == 1, let d = candidates.first,
+                      Set(resolution).subtracting([d]) == unmergedHere,
+                      resolution.count == unmergedHere.count + 1
+                else { continue }
+                guard let stored = storedParentHash(at: d),
+                      let expected = parentHash(of: node, copathChild: sibling),
+                      stored == expected
+                else { continue }
+                valid += 1
+            }
+            guard valid == 1 else {
+                throw MLSError.invalidRatchetTree("parent \(node.value) is not parent-hash valid")
+            }
+        }
+    }
+}

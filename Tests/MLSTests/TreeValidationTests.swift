@@ -1,0 +1,118 @@
+import Foundation
+import TestSupport
+import XCTest
+@_spi(Conformance) @testable import MLS
+
+/// Tree validation rejects every kind of tampering with a valid tree: the trees come from the
+/// mlswg tree-validation vectors, each then broken in one way.
+final class TreeValidationTests: XCTestCase {
+    private struct Case {
+        let tree: UnverifiedRatchetTree
+        let groupID: [UInt8]
+    }
+
+    private func vectorCases() throws -> [Case] {
+        let data = try Fixtures.data("mls/tree-validation.json")
+        let array = try XCTUnwrap(try JSONSerialization.jsonObject(with: data) as? [[String: Any]])
+        return try array.map { object in
+            let tree = try UnverifiedRatchetTree(tlsSerialized: try hex(XCTUnwrap(object["tree"] as? String)))
+            return Case(tree: tree, groupID: try hex(XCTUnwrap(object["group_id"] as? String)))
+        }
+    }
+
+    private func hex(_ s: String) throws -> [UInt8] {
+        var out: [UInt8] = []
+        var chars = Array(s.utf8)[...]
+        while chars.count >= 2 {
+            out.append(try XCTUnwrap(UInt8(String(decoding: chars.prefix(2), as: UTF8.self), radix: 16)))
+            chars = chars.dropFirst(2)
+        }
+        return out
+    }
+
+    /// A case with unmerged leaves and blanks: get_tree(7) plus an add (vector 11).
+    private func treeWithUnmergedLeaves() throws -> (RatchetTree, [UInt8]) {
+        for c in try vectorCases() {
+            let tree = try RatchetTree(verifyingStructureOf: c.tree)
+            if tree.parents.contains(where: { !($0?.unmergedLeaves.isEmpty ?? true) }) { return (tree, c.groupID) }
+        }
+        throw XCTSkip("no vector tree with unmerged leaves")
+    }
+
+    private func reverify(_ tree: RatchetTree, _ groupID: [UInt8]) throws {
+        let bytes = tree.tlsSerialized
+        _ = try RatchetTree(verifyingStructureOf: try UnverifiedRatchetTree(tlsSerialized: bytes))
+    }
+
+    func testEveryVectorTreeVerifies() throws {
+        let cases = try vectorCases()
+        XCTAssertEqual(cases.count, 14)
+        for c in cases { XCTAssertNoThrow(try RatchetTree(verifyingStructureOf: c.tree)) }
+    }
+
+    func testChangedParentKeyBreaksParentHash() throws {
+        let (tree, groupID) = try treeWithUnmergedLeaves()
+        for i in tree.parents.indices where tree.parents[i] != nil {
+            var broken = tree
+            broken.parents[i]?.encryptionKey[0] ^= 1
+            broken.recomputeAllCaches()
+            XCTAssertThrowsError(try reverify(broken, groupID), "parent node \(2 * i + 1)")
+        }
+    }
+
+    func testChangedParentHashFieldIsRejected() throws {
+        let (tree, groupID) = try treeWithUnmergedLeaves()
+        let i = try XCTUnwrap(tree.parents.indices.first { tree.parents[$0].map { !$0.parentHash.isEmpty } ?? false })
+        var broken = tree
+        broken.parents[i]?.parentHash[0] ^= 1
+        broken.recomputeAllCaches()
+        XCTAssertThrowsError(try reverify(broken, groupID))
+    }
+
+    func testUnmergedLeafTamperingIsRejected() throws {
+        let (tree, groupID) = try treeWithUnmergedLeaves()
+        let i = try XCTUnwrap(tree.parents.indices.first { !(tree.parents[$0]?.unmergedLeaves.isEmpty ?? true) })
+        // Dropping an unmerged leaf changes the original sibling tree hash: parent hash fails.
+        var dropped = tree
+        dropped.parents[i]?.unmergedLeaves.removeAll()
+        dropped.recomputeAllCaches()
+        XCTAssertThrowsError(try reverify(dropped, groupID))
+        // A duplicate entry breaks the strictly-increasing rule.
+        var duplicated = tree
+        if let first = duplicated.parents[i]?.unmergedLeaves.first { duplicated.parents[i]?.unmergedLeaves.insert(first, at: 0) }
+        duplicated.recomputeAllCaches()
+        XCTAssertThrowsError(try duplicated.verifyUnmergedLeaves())
+        // A leaf outside the parent's subtree is rejected.
+        var outside = tree
+        let node = NodeIndex(2 * i + 1)
+        if let foreign = (0..<tree.leafCount).map({ LeafIndex(UInt32($0)) }).first(where: { !node.subtreeContains($0) }) {
+            outside.parents[i]?.unmergedLeaves = [foreign]
+            XCTAssertThrowsError(try outside.verifyUnmergedLeaves())
+        }
+    }
+
+    func testDuplicateEncryptionKeyIsRejected() throws {
+        let (tree, _) = try treeWithUnmergedLeaves()
+        var broken = tree
+        let members = tree.members
+        guard members.count >= 2 else { throw XCTSkip("needs two members") }
+        broken.leaves[Int(members[1].index.value)]?.encryptionKey = members[0].leaf.encryptionKey
+        XCTAssertThrowsError(try broken.verifyKeyUniqueness()) {
+            XCTAssertEqual($0 as? MLSError, .duplicateEncryptionKey(node: Int(members[1].index.value) * 2))
+        }
+        var sameSignatureKey = tree
+        sameSignatureKey.leaves[Int(members[1].index.value)]?.signatureKey = members[0].leaf.signatureKey
+        XCTAssertThrowsError(try sameSignatureKey.verifyKeyUniqueness())
+    }
+
+    func testOrphanParentNodeIsRejected() throws {
+        // A parent node above blank leaves has no descendant to chain to.
+        let leaf = RatchetTreeTests.leaf(0)
+        let tree = try UnverifiedRatchetTree(nodes: [
+            .leaf(leaf), nil, nil, .parent(ParentNode(encryptionKey: [9, 9])), nil, nil, .leaf(RatchetTreeTests.leaf(3)),
+        ])
+        XCTAssertThrowsError(try tree.padded().verifyParentHashes()) {
+            XCTAssertEqual($0 as? MLSError, .invalidRatchetTree("parent 3 is not parent-hash valid"))
+        }
+    }
+}
