@@ -5,7 +5,15 @@ import Nostr
 /// its format (TEST is the file's name without `.json`, see Docs/cli.md).
 public enum MLSConformance {
     /// The test names this build can run.
-    public static let tests: [String] = ["tree-math", "tree-operations", "crypto-basics", "hpke", "deserialization"]
+    public static let tests: [String] = [
+        "tree-math",
+        "tree-operations",
+        "crypto-basics",
+        "key-schedule",
+        "psk_secret",
+        "hpke",
+        "deserialization",
+    ]
 
     public static func run(test: String, json: [UInt8]) -> ConformanceReport {
         let cases: [[String: Any]]
@@ -20,6 +28,8 @@ public enum MLSConformance {
         case "tree-math": return TreeMathConformance.run(cases)
         case "tree-operations": return TreeOperationsConformance.run(cases)
         case "crypto-basics": return CryptoBasicsConformance.run(cases)
+        case "key-schedule": return KeyScheduleConformance.run(cases)
+        case "psk_secret": return PSKSecretConformance.run(cases)
         // RFC 9180's test-vectors.json format (not an mlswg file): base-mode X25519/SHA-256/AES-128-GCM.
         case "hpke": return HPKEConformance.run(cases)
         case "deserialization": return DeserializationConformance.run(cases)

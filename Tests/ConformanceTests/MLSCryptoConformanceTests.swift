@@ -26,6 +26,19 @@ final class MLSCryptoConformanceTests: XCTestCase {
         XCTAssertEqual(report.skipped, 3)
     }
 
+    /// Five epochs chained from `initial_init_secret`: GroupContext, joiner/welcome/epoch secrets,
+    /// all derived secrets, external_pub and an exporter output per epoch.
+    func testKeySchedule() throws {
+        let report = try run("key-schedule", "mls/key-schedule.json")
+        XCTAssertEqual(report.passed, 1)
+    }
+
+    /// Eleven cases with 0 to 10 external PSKs.
+    func testPSKSecret() throws {
+        let report = try run("psk_secret", "mls/psk_secret.json")
+        XCTAssertEqual(report.passed, 11)
+    }
+
     func testUnknownTestNameIsOneFailure() {
         let report = MLSConformance.run(test: "no-such-test", json: Array("[]".utf8))
         XCTAssertEqual(report.failed, 1)
