@@ -13,6 +13,7 @@ public enum MLSConformance {
         "psk_secret",
         "hpke",
         "deserialization",
+        "messages",
     ]
 
     public static func run(test: String, json: [UInt8]) -> ConformanceReport {
@@ -33,6 +34,7 @@ public enum MLSConformance {
         // RFC 9180's test-vectors.json format (not an mlswg file): base-mode X25519/SHA-256/AES-128-GCM.
         case "hpke": return HPKEConformance.run(cases)
         case "deserialization": return DeserializationConformance.run(cases)
+        case "messages": return MessagesConformance.run(cases)
         default:
             var report = ConformanceReport()
             report.record(test, .failure(ConformanceCaseError.unsupported("no MLS runner for '\(test)'")))

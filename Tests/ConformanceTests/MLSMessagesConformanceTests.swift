@@ -1,4 +1,5 @@
 import Conformance
+import Foundation
 import TestSupport
 import XCTest
 
@@ -14,6 +15,25 @@ final class MLSMessagesConformanceTests: XCTestCase {
     }
 
     func testDeserialization() throws { try run("deserialization", expectedCases: 14) }
+
+    func testMessages() throws { try run("messages", expectedCases: 300) }
+
+    /// A field that re-encodes differently, or has the wrong wire format, fails its case.
+    func testMessagesDetectsMismatch() throws {
+        let json = try [UInt8](Fixtures.data("mls/messages.json"))
+        let value = try XCTUnwrap(JSONSerialization.jsonObject(with: Data(json)) as? [[String: String]])
+        var first = value[0]
+        var swapped = first
+        swapped["mls_welcome"] = first["mls_group_info"]  // a GroupInfo where a Welcome belongs
+        first["commit"] = first["commit"]! + "00"  // trailing byte
+        var nonMinimal = value[0]
+        // remove_proposal is a uint32: make it 5 bytes.
+        nonMinimal["remove_proposal"] = nonMinimal["remove_proposal"]! + "00"
+        let data = try JSONSerialization.data(withJSONObject: [first, swapped, nonMinimal])
+        let report = MLSConformance.run(test: "messages", json: [UInt8](data))
+        XCTAssertEqual(report.passed, 0)
+        XCTAssertEqual(report.failed, 3)
+    }
 
     /// Non-minimal headers and wrong expectations are failures, not passes.
     func testDeserializationDetectsBadCases() {
