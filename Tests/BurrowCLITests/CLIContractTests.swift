@@ -136,6 +136,12 @@ final class CLIContractTests: XCTestCase {
         XCTAssertEqual(r.status, 0, r.stdout)
         XCTAssertEqual(r.stdout.split(separator: "\n").last, "128 passed, 0 failed")
 
+        r = try burrow(["conformance", "mls", "tree-math", Fixtures.url("mls/tree-math.json").path])
+        XCTAssertEqual(r.status, 0, r.stdout)
+        XCTAssertEqual(r.stdout.split(separator: "\n").last, "10 passed, 0 failed")
+        r = try burrow(["conformance", "mls", "no-such-test", Fixtures.url("mls/tree-math.json").path])
+        XCTAssertEqual(r.status, 1)
+
         // A damaged copy: failures are counted and the exit status is 1.
         let damaged = FileManager.default.temporaryDirectory.appendingPathComponent("bip340-\(UUID().uuidString).csv")
         defer { try? FileManager.default.removeItem(at: damaged) }

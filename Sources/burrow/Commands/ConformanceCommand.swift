@@ -8,7 +8,7 @@ struct ConformanceCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "conformance",
         abstract: "Run a published conformance vector file.",
-        subcommands: [BIP340.self, NIP44.self]
+        subcommands: [BIP340.self, NIP44.self, MLS.self]
     )
 
     struct BIP340: AsyncRunnable {
@@ -30,6 +30,22 @@ struct ConformanceCommand: AsyncParsableCommand {
         mutating func runAsync() async throws {
             let bytes = try ConformanceCommand.read(file, json: globals.json)
             try ConformanceCommand.finish(NIP44Conformance.run(json: bytes), json: globals.json)
+        }
+    }
+
+    struct MLS: AsyncRunnable {
+        static let configuration = CommandConfiguration(
+            commandName: "mls",
+            abstract: "An mlswg test-vector file: TEST is its name without .json (passive-client for passive-client-*.json)."
+        )
+        @OptionGroup var globals: GlobalOptions
+        @Argument(help: "tree-math, crypto-basics, secret-tree, message-protection, key-schedule, psk_secret, transcript-hashes, welcome, tree-operations, tree-validation, treekem, messages, deserialization, passive-client")
+        var test: String
+        @Argument(help: "The vector file.") var file: String
+
+        mutating func runAsync() async throws {
+            let bytes = try ConformanceCommand.read(file, json: globals.json)
+            try ConformanceCommand.finish(MLSConformance.run(test: test, json: bytes), json: globals.json)
         }
     }
 
