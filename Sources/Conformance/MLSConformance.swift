@@ -8,6 +8,7 @@ public enum MLSConformance {
     public static let tests: [String] = [
         "tree-math",
         "tree-operations",
+        "tree-validation",
         "crypto-basics",
         "key-schedule",
         "psk_secret",
@@ -28,6 +29,7 @@ public enum MLSConformance {
         switch test {
         case "tree-math": return TreeMathConformance.run(cases)
         case "tree-operations": return TreeOperationsConformance.run(cases)
+        case "tree-validation": return TreeValidationConformance.run(cases)
         case "crypto-basics": return CryptoBasicsConformance.run(cases)
         case "key-schedule": return KeyScheduleConformance.run(cases)
         case "psk_secret": return PSKSecretConformance.run(cases)

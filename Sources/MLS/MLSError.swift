@@ -15,6 +15,8 @@ public enum MLSError: Error, Equatable, Sendable {
     case blankLeaf(UInt32)
     /// A leaf node's signature does not verify under its own signature key.
     case invalidLeafSignature(leaf: UInt32)
+    /// A leaf node breaks a rule of RFC 9420 §7.3 other than its signature; the text says which.
+    case invalidLeafNode(leaf: UInt32, String)
     /// An HPKE encryption key appears in more than one node.
     case duplicateEncryptionKey(node: Int)
     /// A signature key appears in more than one leaf.

@@ -17,6 +17,8 @@ final class MLSTreeConformanceTests: XCTestCase {
 
     func testTreeOperations() throws { try run("tree-operations", expectedCases: 5) }
 
+    func testTreeValidation() throws { try run("tree-validation", expectedCases: 14) }
+
     func testUnknownTestNameFails() {
         let report = MLSConformance.run(test: "no-such-test", json: Array("[]".utf8))
         XCTAssertEqual(report.failed, 1)

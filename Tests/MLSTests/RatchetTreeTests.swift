@@ -160,6 +160,7 @@ final class RatchetTreeTests: XCTestCase {
             fresh.recomputeAllCaches()
             XCTAssertEqual(fresh.hashes, tree.hashes, "step \(step)")
             XCTAssertEqual(fresh.nonBlankCounts, tree.nonBlankCounts, "step \(step)")
+            XCTAssertEqual(fresh.encryptionKeyCounts, tree.encryptionKeyCounts, "step \(step)")
             let rightHalf = tree.leaves[(tree.leafCount / 2)...]
             XCTAssertTrue(tree.leafCount == 1 || rightHalf.contains { $0 != nil }, "step \(step): not truncated")
         }

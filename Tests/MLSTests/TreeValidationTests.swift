@@ -1,7 +1,7 @@
 import Foundation
 import TestSupport
 import XCTest
-@_spi(Conformance) @testable import MLS
+@testable import MLS
 
 /// Tree validation rejects every kind of tampering with a valid tree: the trees come from the
 /// mlswg tree-validation vectors, each then broken in one way.
@@ -33,7 +33,7 @@ final class TreeValidationTests: XCTestCase {
     /// A case with unmerged leaves and blanks: get_tree(7) plus an add (vector 11).
     private func treeWithUnmergedLeaves() throws -> (RatchetTree, [UInt8]) {
         for c in try vectorCases() {
-            let tree = try RatchetTree(verifyingStructureOf: c.tree)
+            let tree = try RatchetTree(verifying: c.tree, groupID: c.groupID, suite: .mls128DHKEMX25519AES128GCMSHA256Ed25519)
             if tree.parents.contains(where: { !($0?.unmergedLeaves.isEmpty ?? true) }) { return (tree, c.groupID) }
         }
         throw XCTSkip("no vector tree with unmerged leaves")
@@ -41,13 +41,45 @@ final class TreeValidationTests: XCTestCase {
 
     private func reverify(_ tree: RatchetTree, _ groupID: [UInt8]) throws {
         let bytes = tree.tlsSerialized
-        _ = try RatchetTree(verifyingStructureOf: try UnverifiedRatchetTree(tlsSerialized: bytes))
+        _ = try RatchetTree(verifying: try UnverifiedRatchetTree(tlsSerialized: bytes), groupID: groupID,
+                            suite: .mls128DHKEMX25519AES128GCMSHA256Ed25519)
     }
 
     func testEveryVectorTreeVerifies() throws {
         let cases = try vectorCases()
         XCTAssertEqual(cases.count, 14)
-        for c in cases { XCTAssertNoThrow(try RatchetTree(verifyingStructureOf: c.tree)) }
+        for c in cases {
+            XCTAssertNoThrow(try RatchetTree(verifying: c.tree, groupID: c.groupID, suite: .mls128DHKEMX25519AES128GCMSHA256Ed25519))
+        }
+    }
+
+    func testTamperedLeafSignatureIsRejected() throws {
+        let (tree, groupID) = try treeWithUnmergedLeaves()
+        let member = try XCTUnwrap(tree.members.last)
+        var broken = tree
+        broken.leaves[Int(member.index.value)]?.signature[0] ^= 1
+        broken.recomputeAllCaches()
+        // The leaf is also hashed into parent hashes, which may fail first; either way, rejected.
+        XCTAssertThrowsError(try reverify(broken, groupID))
+        let leaf = try XCTUnwrap(broken.leaf(at: member.index))
+        XCTAssertThrowsError(try tree.validateLeafNode(leaf, at: member.index, groupID: groupID,
+                                                       suite: .mls128DHKEMX25519AES128GCMSHA256Ed25519)) {
+            XCTAssertEqual($0 as? MLSError, .invalidLeafSignature(leaf: member.index.value))
+        }
+    }
+
+    func testOtherGroupIDFailsCommitLeafSignatures() throws {
+        let (tree, groupID) = try treeWithUnmergedLeaves()
+        XCTAssertThrowsError(try reverify(tree, groupID + [0]))
+    }
+
+    func testLeafWithUnlistedExtensionIsRejected() throws {
+        let (tree, groupID) = try treeWithUnmergedLeaves()
+        let member = try XCTUnwrap(tree.members.first)
+        var leaf = member.leaf
+        try leaf.extensions.insert(.unknown(ExtensionType(0xF2EE), [1]))
+        XCTAssertThrowsError(try tree.validateLeafNode(leaf, at: member.index, groupID: groupID,
+                                                       suite: .mls128DHKEMX25519AES128GCMSHA256Ed25519))
     }
 
     func testChangedParentKeyBreaksParentHash() throws {

@@ -30,7 +30,7 @@ extension RatchetTree {
             let i = step.node.value >> 1
             guard var p = parents[i] else { continue }  // callers set every node of the path
             p.parentHash = above
-            parents[i] = p
+            setParent(p, at: i)
             above = Self.parentHashInput(
                 encryptionKey: p.encryptionKey, parentHash: above,
                 originalSiblingTreeHash: treeHash(of: step.copathChild, removingLeaves: p.unmergedLeaves))

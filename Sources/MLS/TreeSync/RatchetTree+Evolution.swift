@@ -17,7 +17,7 @@ extension RatchetTree {
             extend()
         }
         let index = LeafIndex(UInt32(slot))
-        leaves[slot] = leaf
+        setLeaf(leaf, at: slot)
         for node in size.directPath(of: index) {
             parents[node.value >> 1]?.addUnmerged(index)
         }
@@ -28,7 +28,7 @@ extension RatchetTree {
     /// Replaces a member's leaf (an Update proposal) and blanks its direct path.
     public mutating func update(_ index: LeafIndex, with leaf: LeafNode) throws {
         try requireMember(index)
-        leaves[Int(index.value)] = leaf
+        setLeaf(leaf, at: Int(index.value))
         blankDirectPath(of: index)
         refreshCaches(from: index.nodeIndex)
     }
@@ -37,7 +37,7 @@ extension RatchetTree {
     /// truncates the tree while its right half holds no member.
     public mutating func remove(_ index: LeafIndex) throws {
         try requireMember(index)
-        leaves[Int(index.value)] = nil
+        setLeaf(nil, at: Int(index.value))
         blankDirectPath(of: index)
         refreshCaches(from: index.nodeIndex)
         truncate()
@@ -51,7 +51,7 @@ extension RatchetTree {
 
     /// Blanks every parent on the leaf's direct path (caches are the caller's to refresh).
     mutating func blankDirectPath(of index: LeafIndex) {
-        for node in size.directPath(of: index) { parents[node.value >> 1] = nil }
+        for node in size.directPath(of: index) { setParent(nil, at: node.value >> 1) }
     }
 
     /// Doubles the tree: the old tree becomes the left subtree of a new blank root, with a
@@ -83,6 +83,7 @@ extension RatchetTree {
             let half = size.leafCount / 2
             guard leaves[half...].allSatisfy({ $0 == nil }) else { return }
             size = TreeSize(validLeafCount: half)
+            for parent in parents[(half - 1)...] { countKey(parent?.encryptionKey, -1) }
             leaves.removeLast(half)
             parents.removeLast(half)
             hashes.removeLast(hashes.count - size.nodeCount)

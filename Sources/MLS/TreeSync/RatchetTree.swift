@@ -20,6 +20,8 @@ public struct RatchetTree: Sendable {
     /// Number of non-blank nodes in each node's subtree, by node index: a zero prunes the
     /// subtree from resolutions without walking it.
     var nonBlankCounts: [Int]
+    /// How many nodes hold each encryption key: O(1) freshness checks for UpdatePath keys.
+    var encryptionKeyCounts: [[UInt8]: Int]
 
     /// A one-member tree holding `leaf` (group creation, RFC 9420 §11).
     public init(creator leaf: LeafNode) {
@@ -33,7 +35,28 @@ public struct RatchetTree: Sendable {
         self.parents = parents
         self.hashes = []
         self.nonBlankCounts = []
+        self.encryptionKeyCounts = [:]
         recomputeAllCaches()
+    }
+
+    // MARK: Writing nodes (keeps the key index; caches are the caller's to refresh)
+
+    mutating func setLeaf(_ leaf: LeafNode?, at i: Int) {
+        countKey(leaves[i]?.encryptionKey, -1)
+        leaves[i] = leaf
+        countKey(leaf?.encryptionKey, +1)
+    }
+
+    mutating func setParent(_ parent: ParentNode?, at i: Int) {
+        countKey(parents[i]?.encryptionKey, -1)
+        parents[i] = parent
+        countKey(parent?.encryptionKey, +1)
+    }
+
+    mutating func countKey(_ key: [UInt8]?, _ delta: Int) {
+        guard let key else { return }
+        let n = encryptionKeyCounts[key, default: 0] + delta
+        encryptionKeyCounts[key] = n > 0 ? n : nil
     }
 
     // MARK: Reading

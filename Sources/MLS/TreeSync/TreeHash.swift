@@ -33,6 +33,9 @@ extension RatchetTree {
         let count = size.nodeCount
         hashes = Array(repeating: [], count: count)
         nonBlankCounts = Array(repeating: 0, count: count)
+        encryptionKeyCounts = [:]
+        for leaf in leaves { countKey(leaf?.encryptionKey, +1) }
+        for parent in parents { countKey(parent?.encryptionKey, +1) }
         var level = 0
         while (1 << level) - 1 < count {
             var x = (1 << level) - 1

@@ -56,7 +56,7 @@ extension RatchetTree {
     /// Whether `key` is the encryption key of any node (for the §12.4.2 rule that an
     /// UpdatePath's keys are new to the tree).
     public func containsEncryptionKey(_ key: [UInt8]) -> Bool {
-        leaves.contains { $0?.encryptionKey == key } || parents.contains { $0?.encryptionKey == key }
+        encryptionKeyCounts[key] != nil
     }
 }
 
@@ -68,5 +68,64 @@ extension RatchetTree {
         let tree = unverified.padded()
         try tree.verifyStructure()
         self = tree
+    }
+}
+
+extension RatchetTree {
+    /// Validates a received tree as a joiner must (RFC 9420 §12.4.3.1), all but the tree-hash
+    /// comparison, which needs the GroupInfo: every non-blank parent is parent-hash valid,
+    /// unmerged leaves are consistent, encryption and signature keys are unique, and every leaf
+    /// passes `validateLeafNode` at its own position (signature with `groupID`, capabilities,
+    /// `requiredCapabilities` of the GroupContext when present). Leaf lifetimes are not checked:
+    /// RFC 9420 leaves that optional for trees and OpenMLS 0.8.1 skips it.
+    public init(verifying unverified: UnverifiedRatchetTree, groupID: [UInt8], suite: CipherSuiteProvider,
+                requiredCapabilities: RequiredCapabilities? = nil) throws {
+        let tree = unverified.padded()
+        try tree.verifyStructure()
+        for (index, leaf) in tree.members {
+            try tree.validateLeafNode(leaf, at: index, groupID: groupID, suite: suite, requiredCapabilities: requiredCapabilities)
+        }
+        self = tree
+    }
+
+    /// Leaf node validation (RFC 9420 §7.3, as OpenMLS 0.8.1 applies it) for a leaf at `index`
+    /// of this tree, whether already in it or about to enter it by Update or Commit:
+    ///
+    /// - the signature verifies under the leaf's key, with `groupID` and `index` for update and
+    ///   commit sources;
+    /// - its extensions are all listed in its capabilities, and so is its credential type;
+    /// - its capabilities include the group's cipher suite, MLS 1.0, and `requiredCapabilities`;
+    /// - its credential type is supported by every other member, and it supports theirs.
+    ///
+    /// Source-specific rules (which source a proposal or path requires, a changed encryption
+    /// key, lifetimes of KeyPackages) belong to the caller.
+    public func validateLeafNode(_ leaf: LeafNode, at index: LeafIndex, groupID: [UInt8], suite: CipherSuiteProvider,
+                                 requiredCapabilities: RequiredCapabilities? = nil) throws {
+        do {
+            try leaf.verifySignature(suite: suite, position: TreePosition(groupID: groupID, leafIndex: index.value))
+        } catch {
+            throw MLSError.invalidLeafSignature(leaf: index.value)
+        }
+        let capabilities = leaf.capabilities
+        for ext in leaf.extensions where !capabilities.supportsExtension(ext.extensionType) {
+            throw MLSError.invalidLeafNode(leaf: index.value, "extension \(ext.extensionType) is not in its capabilities")
+        }
+        let credentialType = leaf.credential.credentialType
+        guard capabilities.supportsCredential(credentialType) else {
+            throw MLSError.invalidLeafNode(leaf: index.value, "credential type \(credentialType) is not in its capabilities")
+        }
+        guard capabilities.cipherSuites.contains(suite.suite), capabilities.versions.contains(.mls10) else {
+            throw MLSError.invalidLeafNode(leaf: index.value, "capabilities lack the group's cipher suite or MLS 1.0")
+        }
+        if let requiredCapabilities, !capabilities.satisfies(requiredCapabilities) {
+            throw MLSError.invalidLeafNode(leaf: index.value, "capabilities do not meet the group's required capabilities")
+        }
+        for (other, member) in members where other != index {
+            guard member.capabilities.supportsCredential(credentialType),
+                  capabilities.supportsCredential(member.credential.credentialType)
+            else {
+                throw MLSError.invalidLeafNode(leaf: index.value, "credential types not mutually supported with \(other)")
+            }
+        }
     }
 }
