@@ -37,4 +37,13 @@ public enum MLSError: Error, Equatable, Sendable {
     /// The private state does not match the tree (a private key for a blank node or a key
     /// whose public half differs from the tree's).
     case privateStateMismatch(node: Int)
+
+    // MARK: KeyPackages (RFC 9420 §10.1)
+
+    /// A KeyPackage broke a validation rule; the text names the rule (signature, suite,
+    /// version, leaf source, keys, capabilities).
+    case invalidKeyPackage(String)
+    /// A KeyPackage's lifetime does not contain the validation time, or spans more than
+    /// `Lifetime.maximumRange`.
+    case keyPackageLifetime(notBefore: UInt64, notAfter: UInt64, time: UInt64)
 }
