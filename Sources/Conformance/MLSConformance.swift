@@ -10,6 +10,7 @@ public enum MLSConformance {
         "tree-operations",
         "tree-validation",
         "crypto-basics",
+        "secret-tree",
         "key-schedule",
         "psk_secret",
         "hpke",
@@ -31,6 +32,7 @@ public enum MLSConformance {
         case "tree-operations": return TreeOperationsConformance.run(cases)
         case "tree-validation": return TreeValidationConformance.run(cases)
         case "crypto-basics": return CryptoBasicsConformance.run(cases)
+        case "secret-tree": return SecretTreeConformance.run(cases)
         case "key-schedule": return KeyScheduleConformance.run(cases)
         case "psk_secret": return PSKSecretConformance.run(cases)
         // RFC 9180's test-vectors.json format (not an mlswg file): base-mode X25519/SHA-256/AES-128-GCM.

@@ -26,6 +26,13 @@ final class MLSCryptoConformanceTests: XCTestCase {
         XCTAssertEqual(report.skipped, 3)
     }
 
+    /// 1, 8 and 32 leaves: sender-data key/nonce and generations 0 and 15 of both ratchets of
+    /// every leaf.
+    func testSecretTree() throws {
+        let report = try run("secret-tree", "mls/secret-tree.json")
+        XCTAssertEqual(report.passed, 3)
+    }
+
     /// Five epochs chained from `initial_init_secret`: GroupContext, joiner/welcome/epoch secrets,
     /// all derived secrets, external_pub and an exporter output per epoch.
     func testKeySchedule() throws {
