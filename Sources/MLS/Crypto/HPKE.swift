@@ -30,21 +30,21 @@ public struct HPKESuite: Hashable, Sendable {
     private static let version: [UInt8] = Array("HPKE-v1".utf8)
 
     /// `"KEM" ‖ I2OSP(kem_id, 2)`.
-    var kemSuiteID: [UInt8] { Array("KEM".utf8) + bigEndian(kemID) }
+    var kemSuiteID: [UInt8] { Array("KEM".utf8) + hpkeI2OSP(kemID) }
 
     /// `"HPKE" ‖ I2OSP(kem_id, 2) ‖ I2OSP(kdf_id, 2) ‖ I2OSP(aead_id, 2)`.
-    var hpkeSuiteID: [UInt8] { Array("HPKE".utf8) + bigEndian(kemID) + bigEndian(kdfID) + bigEndian(aeadID) }
+    var hpkeSuiteID: [UInt8] { Array("HPKE".utf8) + hpkeI2OSP(kemID) + hpkeI2OSP(kdfID) + hpkeI2OSP(aeadID) }
 
     func labeledExtract(suiteID: [UInt8], salt: Secret, label: String, ikm: Secret) -> Secret {
         var labeledIKM = HPKESuite.version + suiteID + Array(label.utf8)
         ikm.withUnsafeBytes { labeledIKM.append(contentsOf: $0) }
-        defer { zeroize(&labeledIKM) }
+        defer { Secret.wipe(&labeledIKM) }
         return HKDFPrimitives.extract(salt: salt, ikm: Secret(labeledIKM))
     }
 
     func labeledExpand(suiteID: [UInt8], prk: Secret, label: String, info: [UInt8], length: Int) throws -> Secret {
         guard length >= 0, length <= min(Int(UInt16.max), 255 * Nh) else { throw MLSCryptoError.invalidOutputLength(length) }
-        let labeledInfo = bigEndian(UInt16(length)) + HPKESuite.version + suiteID + Array(label.utf8) + info
+        let labeledInfo = hpkeI2OSP(UInt16(length)) + HPKESuite.version + suiteID + Array(label.utf8) + info
         return try HKDFPrimitives.expand(prk: prk, info: labeledInfo, length: length)
     }
 
@@ -185,7 +185,7 @@ public struct HPKEContext: Sendable {
     /// `base_nonce XOR I2OSP(seq, Nn)`.
     @_spi(Testing) public func nonce(sequence: UInt64) -> Secret {
         var nonce = baseNonce.unsafeBytes
-        defer { zeroize(&nonce) }
+        defer { Secret.wipe(&nonce) }
         for i in 0..<8 { nonce[nonce.count - 1 - i] ^= UInt8(truncatingIfNeeded: sequence >> (8 * UInt64(i))) }
         return Secret(nonce)
     }
@@ -210,14 +210,4 @@ public struct HPKEContext: Sendable {
     }
 }
 
-func bigEndian(_ value: UInt16) -> [UInt8] { [UInt8(truncatingIfNeeded: value >> 8), UInt8(truncatingIfNeeded: value)] }
-
-/// Overwrites a temporary buffer that held secret bytes before it is released. Best effort:
-/// Swift does not promise such stores survive optimization, which is why long-lived secrets
-/// live in `Secret` (swift-crypto's zeroing storage) instead.
-func zeroize(_ bytes: inout [UInt8]) {
-    bytes.withUnsafeMutableBytes { buffer in
-        guard let base = buffer.baseAddress else { return }
-        for i in 0..<buffer.count { base.storeBytes(of: 0, toByteOffset: i, as: UInt8.self) }
-    }
-}
+private func hpkeI2OSP(_ value: UInt16) -> [UInt8] { [UInt8(truncatingIfNeeded: value >> 8), UInt8(truncatingIfNeeded: value)] }

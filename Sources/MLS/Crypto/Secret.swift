@@ -51,3 +51,15 @@ extension Secret {
         lhs.count == rhs.count && SymmetricKey(data: lhs) == SymmetricKey(data: rhs)
     }
 }
+
+extension Secret {
+    /// Overwrites a temporary buffer that held secret bytes before it is released. Best effort:
+    /// Swift does not promise such stores survive optimization, which is why long-lived secrets
+    /// live in `Secret` (swift-crypto's zeroing storage) instead.
+    static func wipe(_ bytes: inout [UInt8]) {
+        bytes.withUnsafeMutableBytes { buffer in
+            guard let base = buffer.baseAddress else { return }
+            for i in 0..<buffer.count { base.storeBytes(of: 0, toByteOffset: i, as: UInt8.self) }
+        }
+    }
+}

@@ -172,7 +172,7 @@ extension EpochSecrets: TLSCodable {
         for _ in 0..<9 {
             var bytes = try reader.readOpaque()
             secrets.append(Secret(bytes))
-            zeroize(&bytes)
+            Secret.wipe(&bytes)
         }
         try self.init(cs, secrets: secrets)
     }

@@ -22,7 +22,7 @@ public struct RatchetKeyMaterial: Sendable, Equatable {
     public func nonce(reuseGuard: [UInt8]) throws -> Secret {
         guard reuseGuard.count == 4 else { throw MLSCryptoError.invalidLength(field: "reuse_guard", expected: 4, actual: reuseGuard.count) }
         var bytes = nonce.unsafeBytes
-        defer { zeroize(&bytes) }
+        defer { Secret.wipe(&bytes) }
         for i in 0..<4 { bytes[i] ^= reuseGuard[i] }
         return Secret(bytes)
     }

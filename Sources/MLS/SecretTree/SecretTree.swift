@@ -41,6 +41,13 @@ public struct SecretTree: Sendable, Equatable {
         ratchets = [:]
     }
 
+    /// A tree shaped like the ratchet tree of `treeSize`.
+    public init(_ cs: CipherSuiteProvider, encryptionSecret: Secret, treeSize: TreeSize,
+                configuration: SenderRatchetConfiguration = .default) {
+        self.init(cs, treeSize: treeSize, configuration: configuration,
+                  nodeSecrets: [treeSize.root.value: encryptionSecret], ratchets: [:])
+    }
+
     init(_ cs: CipherSuiteProvider, treeSize: TreeSize, configuration: SenderRatchetConfiguration,
          nodeSecrets: [Int: Secret], ratchets: [RatchetID: HashRatchet]) {
         cipherSuite = cs
@@ -176,7 +183,7 @@ extension SecretTree: TLSCodable {
                                                        maximumForwardDistance: try reader.readUInt32())
         func readSecret(_ r: inout TLSReader, length: Int, _ field: String) throws -> Secret {
             var bytes = try r.readOpaque()
-            defer { zeroize(&bytes) }
+            defer { Secret.wipe(&bytes) }
             guard bytes.count == length else { throw TLSDecodingError.malformed("\(field) of \(bytes.count) bytes") }
             return Secret(bytes)
         }
