@@ -9,6 +9,7 @@ public enum MLSConformance {
         "tree-math",
         "tree-operations",
         "tree-validation",
+        "treekem",
         "crypto-basics",
         "secret-tree",
         "key-schedule",
@@ -31,6 +32,7 @@ public enum MLSConformance {
         case "tree-math": return TreeMathConformance.run(cases)
         case "tree-operations": return TreeOperationsConformance.run(cases)
         case "tree-validation": return TreeValidationConformance.run(cases)
+        case "treekem": return TreeKEMConformance.run(cases)
         case "crypto-basics": return CryptoBasicsConformance.run(cases)
         case "secret-tree": return SecretTreeConformance.run(cases)
         case "key-schedule": return KeyScheduleConformance.run(cases)

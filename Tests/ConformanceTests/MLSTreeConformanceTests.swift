@@ -19,6 +19,8 @@ final class MLSTreeConformanceTests: XCTestCase {
 
     func testTreeValidation() throws { try run("tree-validation", expectedCases: 14) }
 
+    func testTreeKEM() throws { try run("treekem", expectedCases: 11) }
+
     func testUnknownTestNameFails() {
         let report = MLSConformance.run(test: "no-such-test", json: Array("[]".utf8))
         XCTAssertEqual(report.failed, 1)

@@ -20,22 +20,29 @@ extension RatchetTree {
             originalSiblingTreeHash: treeHash(of: copathChild, removingLeaves: p.unmergedLeaves))
     }
 
-    /// Sets the `parent_hash` fields along a freshly written filtered direct path, root side
-    /// first (the topmost node gets the empty hash), and returns the value the leaf must carry.
-    /// The nodes on `path` must be set already, with empty unmerged-leaves lists, so their
-    /// original sibling tree hashes are the cached ones: O(log N).
-    mutating func chainParentHashes(along path: [FilteredPathStep]) -> [UInt8] {
+    /// The parent nodes a new filtered direct path with public keys `keys` consists of, with
+    /// their `parent_hash` fields chained from the root side (the topmost gets the empty hash),
+    /// and the `parent_hash` its leaf must carry (RFC 9420 §7.9). New nodes have no unmerged
+    /// leaves and copath children lie off the path, so the cached tree hashes of the copath
+    /// children are the original sibling tree hashes: O(log N), no tree change.
+    func newPathNodes(along path: [FilteredPathStep], keys: [[UInt8]]) -> (nodes: [ParentNode], leafParentHash: [UInt8]) {
+        var nodes: [ParentNode] = []
+        nodes.reserveCapacity(path.count)
         var above: [UInt8] = []
-        for step in path.reversed() {
-            let i = step.node.value >> 1
-            guard var p = parents[i] else { continue }  // callers set every node of the path
-            p.parentHash = above
-            setParent(p, at: i)
-            above = Self.parentHashInput(
-                encryptionKey: p.encryptionKey, parentHash: above,
-                originalSiblingTreeHash: treeHash(of: step.copathChild, removingLeaves: p.unmergedLeaves))
+        for (step, key) in zip(path, keys).reversed() {
+            nodes.append(ParentNode(encryptionKey: key, parentHash: above))
+            above = Self.parentHashInput(encryptionKey: key, parentHash: above, originalSiblingTreeHash: hashes[step.copathChild.value])
         }
-        return above
+        return (nodes.reversed(), above)
+    }
+
+    /// Writes a new filtered direct path and leaf for `sender`: blanks its direct path, sets the
+    /// path nodes and the leaf, and refreshes the caches along the path.
+    mutating func writePath(of sender: LeafIndex, path: [FilteredPathStep], nodes: [ParentNode], leaf: LeafNode) {
+        blankDirectPath(of: sender)
+        for (step, node) in zip(path, nodes) { setParent(node, at: step.node.value >> 1) }
+        setLeaf(leaf, at: Int(sender.value))
+        refreshCaches(from: sender.nodeIndex)
     }
 
     /// The `parent_hash` a node holds: a parent's field, a commit leaf's, or nil otherwise.
