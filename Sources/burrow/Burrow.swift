@@ -7,7 +7,7 @@ struct Burrow: AsyncParsableCommand {
         abstract: "A Nostr/Marmot group messaging node.",
         discussion: "Global options (--home, --json, --timeout, --passphrase-file) go before or after the subcommand.",
         subcommands: [
-            InitCommand.self, WhoamiCommand.self, RelayCommand.self,
+            InitCommand.self, WhoamiCommand.self, RelayCommand.self, PublishCommand.self, FetchCommand.self,
             ConformanceCommand.self,
         ]
     )

@@ -1,4 +1,5 @@
 import Node
+import RelayClient
 import Nostr
 
 import Store
@@ -27,6 +28,13 @@ extension CLIError {
             case .relayUnreachable(let m): return CLIError(.relay_unreachable, m)
             case .timeout(let m): return CLIError(.timeout, m)
             case .internalError(let m): return CLIError(.internal, m)
+            }
+        case let error as RelayClientError:
+            switch error {
+            case .timeout: return CLIError(.timeout, "\(error)")
+            case .rejected: return CLIError(.relay_rejected, "\(error)")
+            case .invalidURL: return CLIError(.invalid_input, "\(error)")
+            default: return CLIError(.relay_unreachable, "\(error)")
             }
         case is NostrError:
             return CLIError(.invalid_input, "\(error)")

@@ -1,0 +1,52 @@
+import Foundation
+import Nostr
+import RelayClient
+import Store
+
+/// Plain events: sign and publish, fetch with one filter. Everything fetched is verified by the
+/// relay pool before it reaches here, and is recorded in the store's raw-event table.
+extension BurrowNode {
+    /// Signs a plain event with the identity key, records it, and publishes it to every relay.
+    public func publish(kind: Int, content: String, tags: [[String]], timeout: Duration) async throws -> (Event, [PublishResult]) {
+        guard (0...65535).contains(kind) else { throw NodeError.invalidInput("kind must be 0…65535") }
+        var rng = SystemRandomNumberGenerator()
+        let event = try Event.sign(kind: kind, content: content, tags: tags, createdAt: Self.now(), keys: keys, rng: &rng)
+        _ = try store.insertEvent(Self.stored(event))
+        let pool = try connectPool()
+        let results = await pool.publish(event, timeout: timeout)
+        await pool.close()
+        return (event, results)
+    }
+
+    /// Runs one filter against every relay (paginating past relay caps) and returns the
+    /// verified events, newest first, each once.
+    public func fetch(_ filter: Filter, timeout: Duration) async throws -> [Event] {
+        let pool = try connectPool()
+        let result: FetchResult
+        do {
+            result = try await pool.fetch(filter, timeout: timeout)
+        } catch {
+            await pool.close()
+            throw error
+        }
+        await pool.close()
+        for failure in result.errors { logger.warning("relay failed during fetch", metadata: ["relay": "\(failure)"]) }
+        try store.transaction { tx in
+            for event in result.events { _ = try tx.events.insert(Self.stored(event)) }
+        }
+        return result.events.sorted { ($0.createdAt, $1.id.hex) > ($1.createdAt, $0.id.hex) }
+    }
+
+    func connectPool() throws -> RelayPool {
+        let urls = try relays()
+        guard !urls.isEmpty else { throw NodeError.invalidInput("no relays configured: add one with `burrow relay add URL`") }
+        return try RelayPool(urls: urls, authKeys: keys, logger: logger)
+    }
+
+    static func stored(_ event: Event) -> StoredEvent {
+        StoredEvent(
+            id: event.id.bytes, kind: event.kind, pubkey: event.pubkey.bytes,
+            createdAt: event.createdAt, json: event.jsonString, receivedAt: now()
+        )
+    }
+}

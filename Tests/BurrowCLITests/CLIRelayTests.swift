@@ -1,0 +1,119 @@
+import Foundation
+import TestSupport
+import XCTest
+
+/// `burrow publish`, `fetch` and the one-writer rule, through the real program against a real
+/// relay (rust-nostr's LocalRelay from the nostr-sdk wheel) on 127.0.0.1.
+final class CLIRelayTests: XCTestCase {
+    var home: URL!
+    var passFile: URL!
+    var relay: RelayProcess!
+
+    override func setUp() async throws {
+        home = FileManager.default.temporaryDirectory.appendingPathComponent("burrow-cli-relay-\(UUID().uuidString)")
+        passFile = FileManager.default.temporaryDirectory.appendingPathComponent("burrow-pass-\(UUID().uuidString)")
+        try "relay test passphrase".write(to: passFile, atomically: true, encoding: .utf8)
+        relay = try await RelayProcess.start()
+    }
+
+    override func tearDown() async throws {
+        relay?.stop()
+        try? FileManager.default.removeItem(at: home)
+        try? FileManager.default.removeItem(at: passFile)
+    }
+
+    var common: [String] { ["--home", home.path, "--passphrase-file", passFile.path, "--json", "--timeout", "5"] }
+
+    func run(_ args: [String]) throws -> BurrowResult { try BurrowProcess.run(args + common) }
+
+    func testPublishThenFetchWithTagFilters() throws {
+        XCTAssertEqual(try run(["init", "--kdf-memory-mib", "8"]).status, 0)
+        XCTAssertEqual(try run(["relay", "add", relay.url]).status, 0)
+
+        let published = try run(["publish", "--kind", "1", "--content", "hello / \"world\"\n", "--tag", #"["t","burrow"]"#])
+        XCTAssertEqual(published.status, 0, published.stdout + published.stderr)
+        let json = try published.json()
+        let eventID = try XCTUnwrap(json["event_id"] as? String)
+        let relays = try XCTUnwrap(json["relays"] as? [[String: Any]])
+        XCTAssertEqual(relays.count, 1)
+        XCTAssertEqual(relays.first?["url"] as? String, relay.url)
+        XCTAssertEqual(relays.first?["accepted"] as? Bool, true)
+
+        let fetched = try run(["fetch", "--filter", ##"{"kinds":[1],"#t":["burrow"]}"##])
+        XCTAssertEqual(fetched.status, 0, fetched.stdout + fetched.stderr)
+        let events = try XCTUnwrap(try fetched.json()["events"] as? [[String: Any]])
+        XCTAssertEqual(events.map { $0["id"] as? String }, [eventID])
+        XCTAssertEqual(events.first?["content"] as? String, "hello / \"world\"\n")
+
+        let none = try run(["fetch", "--filter", ##"{"kinds":[1],"#t":["other"]}"##])
+        XCTAssertEqual((try none.json()["events"] as? [Any])?.count, 0)
+    }
+
+    func testUnreachableRelayAndBadInputAreTypedErrors() throws {
+        XCTAssertEqual(try run(["init", "--kdf-memory-mib", "8"]).status, 0)
+        var r = try run(["publish", "--kind", "1", "--content", "x"])
+        XCTAssertEqual(r.status, 1)
+        XCTAssertEqual(try code(r), "invalid_input")  // no relays configured
+
+        XCTAssertEqual(try run(["relay", "add", "ws://127.0.0.1:9"]).status, 0)  // nothing listens on port 9
+        r = try run(["publish", "--kind", "1", "--content", "x"])
+        XCTAssertEqual(r.status, 1)
+        XCTAssertEqual(try code(r), "relay_unreachable")
+
+        r = try run(["fetch", "--filter", "{not json"])
+        XCTAssertEqual(try code(r), "invalid_input")
+        r = try run(["publish", "--kind", "1", "--content", "x", "--tag", "[1,2]"])
+        XCTAssertEqual(try code(r), "invalid_input")
+    }
+
+    /// One process owns a home: while one `burrow` holds it, another gets `busy`.
+    func testSecondProcessOnTheSameHomeGetsBusy() throws {
+        XCTAssertEqual(try run(["init", "--kdf-memory-mib", "8"]).status, 0)
+        XCTAssertEqual(try run(["relay", "add", relay.url]).status, 0)
+        // A fetch that waits on a relay holds the home for its duration.
+        relay.stop()
+        let blackhole = try BlackholeListener()
+        defer { blackhole.close() }
+        XCTAssertEqual(try run(["relay", "add", "ws://127.0.0.1:\(blackhole.port)"]).status, 0)
+        let holder = Process()
+        holder.executableURL = BurrowProcess.binary
+        holder.arguments = ["fetch", "--filter", #"{"kinds":[1]}"#, "--timeout", "8"] + ["--home", home.path, "--passphrase-file", passFile.path]
+        holder.standardOutput = FileHandle.nullDevice
+        holder.standardError = FileHandle.nullDevice
+        try holder.run()
+        defer { if holder.isRunning { holder.terminate() }; holder.waitUntilExit() }
+        Thread.sleep(forTimeInterval: 1.5)
+        XCTAssertTrue(holder.isRunning)
+        let second = try BurrowProcess.run(["whoami"] + common)
+        XCTAssertEqual(second.status, 1)
+        XCTAssertEqual(try code(second), "busy")
+    }
+
+    private func code(_ r: BurrowResult) throws -> String? {
+        let json = try r.json()
+        XCTAssertEqual(json["ok"] as? Bool, false)
+        return (json["error"] as? [String: Any])?["code"] as? String
+    }
+}
+
+/// A TCP listener on 127.0.0.1 that accepts and never answers: a relay that hangs.
+final class BlackholeListener {
+    let fd: Int32
+    let port: Int
+
+    init() throws {
+        let socketFD = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        var addr = sockaddr_in()
+        addr.sin_family = sa_family_t(AF_INET)
+        addr.sin_addr.s_addr = inet_addr("127.0.0.1")
+        addr.sin_port = 0
+        var len = socklen_t(MemoryLayout<sockaddr_in>.size)
+        let bound = withUnsafePointer(to: &addr) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(socketFD, $0, len) } }
+        guard bound == 0, listen(socketFD, 8) == 0 else { throw POSIXError(.EADDRINUSE) }
+        _ = withUnsafeMutablePointer(to: &addr) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(socketFD, $0, &len) } }
+        fd = socketFD
+        port = Int(UInt16(bigEndian: addr.sin_port))
+    }
+
+    func close() { _ = Glibc.close(fd) }
+}
