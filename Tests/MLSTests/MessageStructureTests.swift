@@ -120,12 +120,15 @@ final class MessageStructureTests: XCTestCase {
     }
 
     func testGroupSecretsDescriptionIsRedacted() throws {
-        let secrets = GroupSecrets(joinerSecret: [0x42, 0x42], pathSecret: [0x43])
-        XCTAssertFalse(String(describing: secrets).contains("66"))
-        XCTAssertFalse(String(reflecting: secrets).contains("66"))
-        XCTAssertTrue(String(describing: secrets).contains("redacted"))
+        let secrets = GroupSecrets(joinerSecret: Secret([0x42, 0x42]), pathSecret: Secret([0x43]))
+        for text in [String(describing: secrets), String(reflecting: secrets), { var s = ""; dump(secrets, to: &s); return s }()] {
+            XCTAssertFalse(text.contains("66") || text.contains("67"), text)
+            XCTAssertTrue(text.contains("redacted"), text)
+        }
         let decoded = try GroupSecrets(tlsSerialized: secrets.tlsSerialized)
-        XCTAssertEqual(decoded.tlsSerialized, secrets.tlsSerialized)
+        XCTAssertEqual(decoded, secrets)
+        XCTAssertEqual(decoded.tlsSerialized, [0x02, 0x42, 0x42, 0x01, 0x01, 0x43, 0x00])
+        XCTAssertNil(try GroupSecrets(tlsSerialized: [0x01, 0x42, 0x00, 0x00]).pathSecret)
     }
 }
 

@@ -1,32 +1,32 @@
 /// `GroupSecrets` (RFC 9420 §12.4.3.1): the plaintext a new member decrypts from its
 /// EncryptedGroupSecrets.
 ///
-/// It holds key material, so it is neither Equatable nor printable: descriptions are redacted
-/// and comparisons belong to the key schedule, in constant time.
-public struct GroupSecrets: Sendable, TLSCodable, CustomStringConvertible, CustomDebugStringConvertible {
-    public var joinerSecret: [UInt8]
+/// The secrets are held as `Secret` (zeroed on release, constant-time equality, redacted in
+/// descriptions and reflection).
+public struct GroupSecrets: Sendable, Equatable, TLSCodable, CustomStringConvertible, CustomDebugStringConvertible {
+    public var joinerSecret: Secret
     /// `optional<PathSecret> path_secret`: the secret of the lowest common ancestor of the
     /// committer and the new member, when the commit had a path.
-    public var pathSecret: [UInt8]?
+    public var pathSecret: Secret?
     public var psks: [PreSharedKeyID]
 
-    public init(joinerSecret: [UInt8], pathSecret: [UInt8]? = nil, psks: [PreSharedKeyID] = []) {
+    public init(joinerSecret: Secret, pathSecret: Secret? = nil, psks: [PreSharedKeyID] = []) {
         self.joinerSecret = joinerSecret
         self.pathSecret = pathSecret
         self.psks = psks
     }
 
     public var description: String {
-        "GroupSecrets(joiner_secret: redacted, path_secret: \(pathSecret == nil ? "none" : "redacted"), psks: \(psks.count))"
+        "GroupSecrets(joiner_secret: \(joinerSecret), path_secret: \(pathSecret.map { "\($0)" } ?? "none"), psks: \(psks.count))"
     }
 
     public var debugDescription: String { description }
 
     public func encode(to writer: inout TLSWriter) {
-        writer.writeOpaque(joinerSecret)
+        joinerSecret.withUnsafeBytes { writer.writeOpaque($0) }
         if let pathSecret {
             writer.writeUInt8(1)
-            writer.writeOpaque(pathSecret)
+            pathSecret.withUnsafeBytes { writer.writeOpaque($0) }
         } else {
             writer.writeUInt8(0)
         }
@@ -34,8 +34,14 @@ public struct GroupSecrets: Sendable, TLSCodable, CustomStringConvertible, Custo
     }
 
     public init(from reader: inout TLSReader) throws {
-        joinerSecret = try reader.readOpaque()
-        pathSecret = try reader.readOptional { try $0.readOpaque() }
+        joinerSecret = try GroupSecrets.readSecret(&reader)
+        pathSecret = try reader.readOptional { try GroupSecrets.readSecret(&$0) }
         psks = try reader.readVector()
+    }
+
+    private static func readSecret(_ reader: inout TLSReader) throws -> Secret {
+        var bytes = try reader.readOpaque()
+        defer { Secret.wipe(&bytes) }
+        return Secret(bytes)
     }
 }
