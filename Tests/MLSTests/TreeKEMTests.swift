@@ -59,7 +59,6 @@ final class TreeKEMTests: XCTestCase {
         XCTAssertEqual(receiverTree.tlsSerialized, senderTree.tlsSerialized, file: file, line: line)
 
         for (leaf, var keys) in group.keys where leaf != committer {
-            keys.prune(to: receiverBase)
             let result = try keys.processUpdatePath(path, from: committer, tree: receiverTree, groupContext: ctx,
                                                     excluding: newMembers, suite: suite)
             XCTAssertEqual(result.commitSecret, prepared.commitSecret, "member \(leaf)", file: file, line: line)
@@ -72,6 +71,7 @@ final class TreeKEMTests: XCTestCase {
             let keys = try TreeKEMPrivateKeys(joining: receiverTree, ownLeaf: leaf, leafPrivateKey: client.leafKey.privateKey,
                                               pathSecret: secret, committer: committer, suite: suite)
             try keys.verify(against: receiverTree)
+            XCTAssertEqual(receiverTree.index(of: client.leaf), leaf, file: file, line: line)
             group.keys[leaf] = keys
             group.signers[leaf] = client.signer
         }

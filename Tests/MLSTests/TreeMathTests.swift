@@ -37,6 +37,26 @@ final class TreeMathTests: XCTestCase {
         XCTAssertEqual(TreeSize.full(holding: 1)?.leafCount, 1)
     }
 
+    /// Indices from hostile input (negative, huge) relate to nothing and never trap.
+    func testOutOfRangeNodeIndicesAreInert() throws {
+        let size = try XCTUnwrap(TreeSize(leafCount: 8))
+        for bad in [NodeIndex(-1), NodeIndex(-2), NodeIndex(Int.max), NodeIndex(Int.min), NodeIndex(1 << 40)] {
+            XCTAssertFalse(size.contains(bad))
+            XCTAssertNil(size.parent(of: bad))
+            XCTAssertNil(size.sibling(of: bad))
+            XCTAssertNil(size.left(of: bad))
+            XCTAssertNil(size.right(of: bad))
+            XCTAssertEqual(size.directPath(of: bad), [])
+            XCTAssertNil(bad.commonAncestor(with: NodeIndex(3)))
+            XCTAssertFalse(bad.subtreeContains(NodeIndex(3)))
+            XCTAssertFalse(NodeIndex(7).subtreeContains(bad))
+            _ = bad.subtreeSpan
+            _ = bad.level
+            _ = bad.leftChild
+            _ = bad.rightChild
+        }
+    }
+
     func testLeafIndexConversionNeverOverflows() {
         let leaf = LeafIndex(UInt32.max)
         XCTAssertEqual(leaf.nodeIndex.value, Int(UInt32.max) * 2)

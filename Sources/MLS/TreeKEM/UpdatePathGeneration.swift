@@ -26,8 +26,9 @@ public struct PreparedUpdatePath: Sendable, CustomStringConvertible {
     /// The path secret a new member at `joiner` receives in its Welcome: the one of the lowest
     /// node of the path above both the joiner and the committer (RFC 9420 §12.4.3.1).
     public func pathSecret(forJoiner joiner: LeafIndex) -> Secret? {
-        let ancestor = sender.nodeIndex.commonAncestor(with: joiner.nodeIndex)
-        guard let i = path.firstIndex(where: { $0.node == ancestor }) else { return nil }
+        guard let ancestor = sender.nodeIndex.commonAncestor(with: joiner.nodeIndex),
+              let i = path.firstIndex(where: { $0.node == ancestor })
+        else { return nil }
         return pathSecrets[i]
     }
 

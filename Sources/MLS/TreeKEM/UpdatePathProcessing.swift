@@ -76,8 +76,9 @@ extension TreeKEMPrivateKeys {
     /// keys, and returns the commit secret (RFC 9420 §7.5 "decrypts the path secrets").
     ///
     /// `groupContext` is the provisional GroupContext; `newMembers` the leaves added by
-    /// the same commit (excluded from the resolutions, as by the sender). On error this state
-    /// is unchanged.
+    /// the same commit (excluded from the resolutions, as by the sender). Keys of nodes the
+    /// commit blanked or replaced are dropped (RFC 9420 §7.5's deletion of outdated keys). On
+    /// error this state is unchanged.
     public mutating func processUpdatePath(
         _ updatePath: UpdatePath, from sender: LeafIndex, tree: RatchetTree, groupContext: GroupContext,
         excluding newMembers: Set<LeafIndex>, suite: CipherSuiteProvider
@@ -120,6 +121,7 @@ extension TreeKEMPrivateKeys {
             updated.setKey(pair.privateKey, at: path[i].node)
             secret = PathSecrets.next(secret, suite: suite)
         }
+        updated.prune(to: tree)
         self = updated
         return ProcessedUpdatePath(commonAncestor: path[start].node, pathSecret: pathSecret, commitSecret: secret)
     }
@@ -135,11 +137,10 @@ extension TreeKEMPrivateKeys {
         }
         guard var secret = pathSecret else { return }
         guard committer != ownLeaf, tree.leaf(at: committer) != nil else { throw MLSError.blankLeaf(committer.value) }
-        let ancestor = ownLeaf.nodeIndex.commonAncestor(with: committer.nodeIndex)
         let path = tree.filteredDirectPath(of: committer)
-        guard let start = path.firstIndex(where: { $0.node == ancestor }) else {
-            throw MLSError.privateStateMismatch(node: ancestor.value)
-        }
+        guard let ancestor = ownLeaf.nodeIndex.commonAncestor(with: committer.nodeIndex),
+              let start = path.firstIndex(where: { $0.node == ancestor })
+        else { throw MLSError.invalidUpdatePath("no node of the committer's path lies above \(ownLeaf)") }
         for step in path[start...] {
             try insertPathSecret(secret, at: step.node, tree: tree, suite: suite)
             secret = PathSecrets.next(secret, suite: suite)

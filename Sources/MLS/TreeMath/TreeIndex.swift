@@ -62,21 +62,33 @@ public struct NodeIndex: Hashable, Comparable, Sendable, CustomStringConvertible
         return NodeIndex((value | (1 << k)) ^ (b << (k + 1)))
     }
 
-    /// The lowest and highest node index of the subtree headed by this node.
+    /// Node indices of any tree with `uint32` leaf indices lie below this bound; values outside
+    /// `0..<bound` (e.g. from hostile input) belong to no tree and relate to nothing.
+    static let bound = 1 << 34
+
+    var isInAnyTree: Bool { value >= 0 && value < Self.bound }
+
+    /// The lowest and highest node index of the subtree headed by this node (just the node
+    /// itself for an index outside any tree).
     public var subtreeSpan: ClosedRange<Int> {
+        guard isInAnyTree else { return value...value }
         let half = (1 << level) - 1
         return (value - half)...(value + half)
     }
 
     /// Whether `other` lies in the subtree headed by this node (a node is in its own subtree).
-    public func subtreeContains(_ other: NodeIndex) -> Bool { subtreeSpan.contains(other.value) }
+    public func subtreeContains(_ other: NodeIndex) -> Bool {
+        isInAnyTree && other.isInAnyTree && subtreeSpan.contains(other.value)
+    }
 
     /// Whether the leaf lies in the subtree headed by this node.
     public func subtreeContains(_ leaf: LeafIndex) -> Bool { subtreeContains(leaf.nodeIndex) }
 
     /// The lowest node whose subtree holds both nodes (RFC 9420 Appendix C
-    /// `common_ancestor_direct`); a node is its own ancestor here.
-    public func commonAncestor(with other: NodeIndex) -> NodeIndex {
+    /// `common_ancestor_direct`); a node is its own ancestor here. Nil when either index lies
+    /// outside any tree.
+    public func commonAncestor(with other: NodeIndex) -> NodeIndex? {
+        guard isInAnyTree, other.isInAnyTree else { return nil }
         let lx = level + 1, ly = other.level + 1
         if lx <= ly, value >> ly == other.value >> ly { return other }
         if ly <= lx, value >> lx == other.value >> lx { return self }

@@ -96,6 +96,12 @@ public struct RatchetTree: Sendable {
 
     public var memberCount: Int { leaves.reduce(0) { $0 + ($1 == nil ? 0 : 1) } }
 
+    /// The leaf holding exactly `leaf` (a joiner finds itself by its KeyPackage's leaf node,
+    /// RFC 9420 §12.4.3.1); nil if none.
+    public func index(of leaf: LeafNode) -> LeafIndex? {
+        leaves.firstIndex { $0 == leaf }.map { LeafIndex(UInt32($0)) }
+    }
+
     /// The leftmost blank leaf, where the next Add lands (RFC 9420 §12.1.1); nil if none.
     public var leftmostBlankLeaf: LeafIndex? {
         leaves.firstIndex { $0 == nil }.map { LeafIndex(UInt32($0)) }
