@@ -3,7 +3,8 @@ import Nostr
 /// Walks a query backwards through time with `until` when a relay caps how many events one
 /// REQ returns (LocalRelay: 500; every relay has some cap).
 ///
-/// After each page: nothing came → done. Some new events → ask again with
+/// After each page: nothing came, or fewer than `smallestCap` (no relay caps that low) →
+/// done. Some new events → ask again with
 /// `until` = the oldest created_at of the page (inclusive, because several events can share
 /// a second; the repeats are dropped by id). Only repeats came → the page held nothing older
 /// than `until`, unless that one second alone filled a whole page; then step once to
@@ -11,6 +12,7 @@ import Nostr
 /// `limit` in the filter bounds the total. Pure value: the pool feeds it pages.
 struct Paginator {
     let filter: Filter
+    let smallestCap: Int
     private(set) var seen = Set<EventID>()
     private(set) var pages = 0
     private var until: Int64?
@@ -18,8 +20,9 @@ struct Paginator {
     private var steppedPastSecond = false
     private(set) var isDone = false
 
-    init(filter: Filter) {
+    init(filter: Filter, smallestCap: Int = 1) {
         self.filter = filter
+        self.smallestCap = max(smallestCap, 1)
         self.until = filter.until
     }
 
@@ -40,7 +43,7 @@ struct Paginator {
             oldest = min(oldest, event.createdAt)
             if seen.insert(event.id).inserted { fresh.append(event) }
         }
-        if page.isEmpty {
+        if page.count < smallestCap {
             isDone = true
             return fresh
         }

@@ -24,6 +24,8 @@ public enum RelayClientError: Error, Equatable, Sendable, CustomStringConvertibl
     case outboundTooLarge(limit: Int)
     /// The pool or connection was closed by its owner.
     case shutDown
+    /// A fetch got no answer from any relay; each relay's failure is listed.
+    case noRelayAnswered([RelayFailure])
 
     public var description: String {
         switch self {
@@ -38,6 +40,8 @@ public enum RelayClientError: Error, Equatable, Sendable, CustomStringConvertibl
         case .authenticationFailed(let why): return "authentication failed: \(why)"
         case .outboundTooLarge(let limit): return "message over our \(limit)-byte limit not sent"
         case .shutDown: return "relay client shut down"
+        case .noRelayAnswered(let failures):
+            return "no relay answered: " + failures.map(\.description).joined(separator: "; ")
         }
     }
 }

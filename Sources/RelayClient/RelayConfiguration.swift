@@ -36,6 +36,9 @@ public struct RelayConfiguration: Sendable {
     public var giftWrapResubscribeMargin: Duration = .seconds(7 * 24 * 3600)
     /// Upper bound on `until` pages one fetch makes per relay.
     public var maxPages: Int = 10_000
+    /// No relay is assumed to cap a REQ's results below this many events, so a smaller
+    /// answer is complete and needs no `until` follow-up (real caps are 100–5000).
+    public var smallestRelayCap: Int = 10
 
     /// TLS for `wss://` relays (system trust roots by default).
     public var tlsConfiguration: TLSConfiguration = .makeClientConfiguration()

@@ -33,6 +33,12 @@ public final class RelayPool: Sendable {
         }
     }
 
+    deinit {
+        // A pool dropped without `close()` still stops reconnecting and closes its sockets.
+        let sessions = self.sessions
+        Task { for session in sessions { await session.shutDown() } }
+    }
+
     // MARK: - Publish
 
     /// Sends `event` to every relay and returns each relay's answer, in `urls` order.
@@ -58,8 +64,9 @@ public final class RelayPool: Sendable {
     /// `timeout` bounds each wait that makes no progress, so a long catch-up that keeps
     /// receiving events runs to its end. With `filter.limit`, at most that many are returned.
     ///
-    /// Throws only when the pool is closed or no relay answered at all; otherwise relays
-    /// that failed are listed in `errors`.
+    /// Throws only when the pool is closed (`shutDown`) or no relay answered a single page
+    /// (`noRelayAnswered`, with each relay's failure); otherwise failures are in `errors`
+    /// and what did arrive is returned.
     public func fetch(_ filter: Filter, timeout: Duration) async throws -> FetchResult {
         guard !registry.isClosed else { throw RelayClientError.shutDown }
         let merged = FetchMerger()
@@ -72,16 +79,15 @@ public final class RelayPool: Sendable {
         if let limit = filter.limit, result.events.count > limit {
             result.events.removeSubrange(limit...)
         }
-        if result.completedRelays.isEmpty, !sessions.isEmpty {
+        if !merged.anyPageAnswered, !sessions.isEmpty {
             if registry.isClosed { throw RelayClientError.shutDown }
-            let reasons = result.errors.map(\.description).joined(separator: "; ")
-            throw RelayClientError.unreachable("no relay answered: \(reasons)")
+            throw RelayClientError.noRelayAnswered(result.errors)
         }
         return result
     }
 
     private func fetchAll(_ filter: Filter, from session: RelaySession, timeout: Duration, into merged: FetchMerger) async {
-        var paginator = Paginator(filter: filter)
+        var paginator = Paginator(filter: filter, smallestCap: configuration.smallestRelayCap)
         let url = session.url.description
         while let next = paginator.nextFilter {
             guard paginator.pages < configuration.maxPages else {
@@ -92,6 +98,7 @@ public final class RelayPool: Sendable {
                 let page = try await session.page([next], timeout: timeout)
                 for problem in page.problems { merged.fail(url, problem) }
                 merged.add(paginator.record(page: page.events), from: url)
+                merged.pageAnswered()
             } catch {
                 merged.fail(url, RelaySession.relayError(error))
                 return
@@ -201,6 +208,13 @@ private final class FetchMerger: @unchecked Sendable {
     private var events: [EventID: Event] = [:]
     private var errors: [RelayFailure] = []
     private var completed: [String] = []
+    private var answered = false
+
+    var anyPageAnswered: Bool { lock.withLock { answered } }
+
+    func pageAnswered() {
+        lock.withLock { answered = true }
+    }
 
     func add(_ batch: [Event], from url: String) {
         lock.withLock {

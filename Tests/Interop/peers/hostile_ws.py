@@ -5,13 +5,18 @@ It completes a correct RFC 6455 handshake, then plays a script at every connecti
 Prints `READY ws://127.0.0.1:PORT` when listening and `RECV <text>` for each text message a
 client sends. Exits when stdin reaches end-of-file, on SIGTERM/SIGINT, or after --lifetime.
 
-    hostile_ws.py --script FILE [--port N] [--lifetime SECONDS]
+    hostile_ws.py --script FILE [--port N] [--lifetime SECONDS] [--tls-dir DIR]
+
+With --tls-dir it speaks wss: it makes a throwaway self-signed certificate for `localhost`
+in DIR (with the openssl command), prints `CERT <path>` before the ready line, and the
+ready line names wss://localhost:PORT.
 
 The script is a JSON list of steps, run in order on every connection:
   {"await": "REQ"}          wait for the client's next message whose type is REQ (or any
                             type); remembers its subscription id as %SUB%
   {"text": "..."}           send one text frame; %SUB% is replaced
   {"fragments": ["a","b"]}  send one text message split over continuation frames
+  {"text_hex": "c328"}      send a text frame with these raw bytes (e.g. invalid UTF-8)
   {"binary_hex": "00ff"}    send a binary frame
   {"oversized": N}          send a text frame header announcing N payload bytes, then
                             stream up to N bytes of JSON-looking filler while the peer reads
@@ -27,7 +32,9 @@ import json
 import os
 import signal
 import socket
+import ssl
 import struct
+import subprocess
 import sys
 import threading
 import time
@@ -142,6 +149,8 @@ def run_script(sock, steps):
             frags = [f.replace("%SUB%", sub).encode() for f in step["fragments"]]
             for i, f in enumerate(frags):
                 send_frame(sock, 0x1 if i == 0 else 0x0, f, fin=(i == len(frags) - 1))
+        elif "text_hex" in step:
+            send_frame(sock, 0x1, bytes.fromhex(step["text_hex"]))
         elif "binary_hex" in step:
             send_frame(sock, 0x2, bytes.fromhex(step["binary_hex"]))
         elif "oversized" in step:
@@ -167,12 +176,25 @@ def run_script(sock, steps):
         read_message(sock)
 
 
-def serve_connection(sock, steps):
+def make_certificate(directory):
+    os.makedirs(directory, exist_ok=True)
+    cert, key = os.path.join(directory, "cert.pem"), os.path.join(directory, "key.pem")
+    subprocess.run(
+        ["openssl", "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1",
+         "-nodes", "-keyout", key, "-out", cert, "-days", "2", "-subj", "/CN=localhost",
+         "-addext", "subjectAltName=DNS:localhost"],
+        check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    return cert, key
+
+
+def serve_connection(sock, steps, tls):
     try:
         sock.settimeout(120)
+        if tls is not None:
+            sock = tls.wrap_socket(sock, server_side=True)
         handshake(sock)
         run_script(sock, steps)
-    except (Closed, OSError, ValueError):
+    except (Closed, OSError, ValueError, ssl.SSLError):
         pass
     finally:
         try:
@@ -187,6 +209,7 @@ def main():
     p.add_argument("--script", required=True)
     p.add_argument("--port", type=int, default=0)
     p.add_argument("--lifetime", type=float, default=600.0)
+    p.add_argument("--tls-dir")
     args = p.parse_args()
     with open(args.script) as f:
         steps = json.load(f)
@@ -196,6 +219,15 @@ def main():
     listener.bind(("127.0.0.1", args.port))
     listener.listen(16)
     port = listener.getsockname()[1]
+
+    tls = None
+    scheme, host = "ws", "127.0.0.1"
+    if args.tls_dir:
+        cert, key = make_certificate(args.tls_dir)
+        tls = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+        tls.load_cert_chain(cert, key)
+        scheme, host = "wss", "localhost"
+        print(f"CERT {cert}", flush=True)
 
     stop = threading.Event()
     signal.signal(signal.SIGTERM, lambda *_: stop.set())
@@ -215,11 +247,11 @@ def main():
                 conn, _ = listener.accept()
             except OSError:
                 return
-            threading.Thread(target=serve_connection, args=(conn, steps), daemon=True).start()
+            threading.Thread(target=serve_connection, args=(conn, steps, tls), daemon=True).start()
 
     threading.Thread(target=watch_stdin, daemon=True).start()
     threading.Thread(target=accept_loop, daemon=True).start()
-    print(f"READY ws://127.0.0.1:{port}", flush=True)
+    print(f"READY {scheme}://{host}:{port}", flush=True)
     stop.wait(args.lifetime)
     listener.close()
     sys.stdout.flush()

@@ -1,3 +1,0 @@
-// Replaced by the real suite of this target.
-import XCTest
-final class PlaceholderRelayClientTests: XCTestCase {}
