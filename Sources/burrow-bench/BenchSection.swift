@@ -37,8 +37,32 @@ struct BenchContext {
         repositoryRoot.appendingPathComponent("Tests/Interop/peers").appendingPathComponent(name)
     }
 
+    /// Operations per CPU second of `body`, best of two half-length runs.
     func measure(_ body: () throws -> Void) rethrows -> Double {
-        try Throughput.measure(seconds: seconds, body)
+        try Throughput.bestOfTwo(seconds: seconds, body)
+    }
+
+    /// Two operations measured in alternating short runs (a, b, a, b, …), for a ratio: each b
+    /// run is compared with the a run just before it, so load elsewhere that comes and goes
+    /// hits both sides of each comparison. Returns the best rate of each and the median of the
+    /// per-round ratios b / a.
+    func measurePair(
+        rounds: Int = 6, _ a: () throws -> Void, _ b: () throws -> Void
+    ) rethrows -> (a: Double, b: Double, ratio: Double) {
+        var ratesA: [Double] = []
+        var ratesB: [Double] = []
+        var ratios: [Double] = []
+        for _ in 0..<rounds {
+            let rateA = try Throughput.measure(seconds: seconds / Double(rounds), a)
+            let rateB = try Throughput.measure(seconds: seconds / Double(rounds), b)
+            ratesA.append(rateA)
+            ratesB.append(rateB)
+            if rateA > 0 { ratios.append(rateB / rateA) }
+        }
+        ratios.sort()
+        let median = ratios.isEmpty ? 0 : ratios.count % 2 == 1
+            ? ratios[ratios.count / 2] : (ratios[ratios.count / 2 - 1] + ratios[ratios.count / 2]) / 2
+        return (ratesA.max() ?? 0, ratesB.max() ?? 0, median)
     }
 }
 

@@ -246,14 +246,14 @@ public final class PythonPeer: @unchecked Sendable {
             condition.unlock()
             if closed {
                 // It is exiting: let it finish and the stderr reader drain what it said last.
-                _ = waitForExit(seconds: 2)
+                _ = waitForExit(seconds: 5)
                 let status = exitStatus
-                let tail = drainedStderr(within: 2)
+                let tail = drainedStderr(within: 5)
                 terminate()
                 throw PeerError.exited(op: op, status: status, stderrTail: tail)
             }
             terminate()
-            throw PeerError.timedOut(op: op, seconds: timeout, stderrTail: drainedStderr(within: 2))
+            throw PeerError.timedOut(op: op, seconds: timeout, stderrTail: drainedStderr(within: 5))
         }
         let line = lines.removeFirst()
         condition.unlock()

@@ -24,6 +24,12 @@ import time
 import nostr_sdk as ns
 
 
+def best_of_two(seconds, body):
+    """The better of two runs of seconds / 2 each, as burrow-bench does: a burst of load
+    elsewhere lowers one run, rarely both."""
+    return max(measure(seconds / 2, body), measure(seconds / 2, body))
+
+
 def measure(seconds, body):
     """Calls body() in batches for `seconds` of CPU time (at most twice that of wall
     time, so a loaded machine cannot stretch the run); returns operations per CPU second, which
@@ -66,14 +72,14 @@ def main():
 
     s = args.seconds
     results = {
-        "event_sign": measure(s, lambda: unsigned.sign(sender)),
-        "event_verify": measure(s, lambda: event.verify()),
-        "nip44_encrypt": measure(
+        "event_sign": best_of_two(s, lambda: unsigned.sign(sender)),
+        "event_verify": best_of_two(s, lambda: event.verify()),
+        "nip44_encrypt": best_of_two(
             s, lambda: ns.nip44_encrypt(sender.secret_key(), recipient.public_key(), content, ns.Nip44Version.V2)
         ),
-        "nip44_decrypt": measure(s, lambda: ns.nip44_decrypt(recipient.secret_key(), sender.public_key(), payload)),
-        "gift_wrap": measure(s, lambda: ns.nip59_make_gift_wrap(sender, recipient.public_key(), rumor)),
-        "gift_unwrap": measure(s, lambda: ns.UnwrappedGift.from_gift_wrap(recipient, wrap)),
+        "nip44_decrypt": best_of_two(s, lambda: ns.nip44_decrypt(recipient.secret_key(), sender.public_key(), payload)),
+        "gift_wrap": best_of_two(s, lambda: ns.nip59_make_gift_wrap(sender, recipient.public_key(), rumor)),
+        "gift_unwrap": best_of_two(s, lambda: ns.UnwrappedGift.from_gift_wrap(recipient, wrap)),
     }
     out = {
         "peer": "nostr-sdk",
