@@ -137,6 +137,23 @@ final class TreeValidationTests: XCTestCase {
         XCTAssertThrowsError(try sameSignatureKey.verifyKeyUniqueness())
     }
 
+    /// Every parent listing every leaf below it as unmerged is consistent bookkeeping but not
+    /// parent-hash valid; validation must get through such a tree in O(N log² N), not O(N²).
+    func testHostileUnmergedListsAreRejectedWithoutBlowup() throws {
+        let leafCount = 2048
+        let leaves = (0..<leafCount).map { Optional(RatchetTreeTests.leaf($0)) }
+        var parents = [ParentNode?](repeating: nil, count: leafCount - 1)
+        let size = try XCTUnwrap(TreeSize(leafCount: leafCount))
+        for i in parents.indices {
+            let node = NodeIndex(2 * i + 1)
+            let below = try XCTUnwrap(size.leaves(under: node)).map { LeafIndex(UInt32($0)) }
+            parents[i] = ParentNode(encryptionKey: [0xCC, UInt8(i & 0xff), UInt8(i >> 8)], unmergedLeaves: below)
+        }
+        let tree = RatchetTree(uncheckedLeaves: leaves, parents: parents)
+        XCTAssertNoThrow(try tree.verifyUnmergedLeaves())
+        XCTAssertThrowsError(try tree.verifyStructure())
+    }
+
     func testOrphanParentNodeIsRejected() throws {
         // A parent node above blank leaves has no descendant to chain to.
         let leaf = RatchetTreeTests.leaf(0)

@@ -18,13 +18,9 @@ public struct ParentNode: Hashable, Sendable, TLSCodable {
 
     /// Adds `leaf` keeping the list sorted (no duplicate).
     mutating func addUnmerged(_ leaf: LeafIndex) {
-        var lo = 0, hi = unmergedLeaves.count
-        while lo < hi {
-            let mid = (lo + hi) / 2
-            if unmergedLeaves[mid] < leaf { lo = mid + 1 } else { hi = mid }
-        }
-        if lo < unmergedLeaves.count, unmergedLeaves[lo] == leaf { return }
-        unmergedLeaves.insert(leaf, at: lo)
+        let i = unmergedLeaves.sortedInsertionIndex(of: leaf)
+        if i < unmergedLeaves.count, unmergedLeaves[i] == leaf { return }
+        unmergedLeaves.insert(leaf, at: i)
     }
 
     public func encode(to writer: inout TLSWriter) {
@@ -74,5 +70,24 @@ public enum RatchetTreeNode: Hashable, Sendable, TLSCodable {
         case 2: self = .parent(try ParentNode(from: &reader))
         case let v: throw TLSDecodingError.invalidValue(field: "node_type", value: UInt64(v))
         }
+    }
+}
+
+extension Array where Element == LeafIndex {
+    /// The first position whose element is not below `leaf` (binary search; the list must be
+    /// sorted).
+    func sortedInsertionIndex(of leaf: LeafIndex) -> Int {
+        var lo = 0, hi = count
+        while lo < hi {
+            let mid = (lo + hi) / 2
+            if self[mid] < leaf { lo = mid + 1 } else { hi = mid }
+        }
+        return lo
+    }
+
+    /// Membership by binary search in a sorted list.
+    func sortedContains(_ leaf: LeafIndex) -> Bool {
+        let i = sortedInsertionIndex(of: leaf)
+        return i < count && self[i] == leaf
     }
 }

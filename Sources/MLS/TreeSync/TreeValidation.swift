@@ -12,16 +12,19 @@ extension RatchetTree {
     /// For each non-blank parent P and each entry L of its `unmerged_leaves` (RFC 9420
     /// §12.4.3.1): the list is strictly increasing, L is a non-blank leaf below P, and every
     /// non-blank node between L and P lists L too.
+    /// Sorted lists make each membership test a binary search, so a hostile tree costs
+    /// O(U log² N) for U entries in all, never quadratic.
     func verifyUnmergedLeaves() throws {
         for i in parents.indices {
             guard let p = parents[i] else { continue }
+            for (a, b) in zip(p.unmergedLeaves, p.unmergedLeaves.dropFirst()) where a >= b {
+                throw MLSError.invalidRatchetTree("unmerged leaves of parent \(2 * i + 1) are not strictly increasing")
+            }
+        }
+        for i in parents.indices {
+            guard let p = parents[i] else { continue }
             let node = NodeIndex(2 * i + 1)
-            var previous: LeafIndex?
             for leaf in p.unmergedLeaves {
-                if let previous, previous >= leaf {
-                    throw MLSError.invalidRatchetTree("unmerged leaves of parent \(node.value) are not strictly increasing")
-                }
-                previous = leaf
                 guard size.contains(leaf), node.subtreeContains(leaf) else {
                     throw MLSError.invalidRatchetTree("parent \(node.value) lists \(leaf) which is not below it")
                 }
@@ -30,7 +33,7 @@ extension RatchetTree {
                 }
                 for between in size.directPath(of: leaf) {
                     if between == node { break }
-                    if let q = parents[between.value >> 1], !q.unmergedLeaves.contains(leaf) {
+                    if let q = parents[between.value >> 1], !q.unmergedLeaves.sortedContains(leaf) {
                         throw MLSError.invalidRatchetTree(
                             "\(leaf) is unmerged at parent \(node.value) but not at parent \(between.value) below it")
                     }
@@ -82,8 +85,15 @@ extension RatchetTree {
                 requiredCapabilities: RequiredCapabilities? = nil) throws {
         let tree = unverified.padded()
         try tree.verifyStructure()
-        for (index, leaf) in tree.members {
-            try tree.validateLeafNode(leaf, at: index, groupID: groupID, suite: suite, requiredCapabilities: requiredCapabilities)
+        let members = tree.members
+        // Every member supporting every credential type in use is the pairwise rule of §7.3,
+        // checked in O(N) instead of for each pair.
+        let credentialTypes = Set(members.map(\.leaf.credential.credentialType))
+        for (index, leaf) in members {
+            try leaf.validateOwnContent(at: index, groupID: groupID, suite: suite, requiredCapabilities: requiredCapabilities)
+            for type in credentialTypes where !leaf.capabilities.supportsCredential(type) {
+                throw MLSError.invalidLeafNode(leaf: index.value, "capabilities lack credential type \(type) used in the group")
+            }
         }
         self = tree
     }
@@ -101,6 +111,23 @@ extension RatchetTree {
     /// key, lifetimes of KeyPackages) belong to the caller.
     public func validateLeafNode(_ leaf: LeafNode, at index: LeafIndex, groupID: [UInt8], suite: CipherSuiteProvider,
                                  requiredCapabilities: RequiredCapabilities? = nil) throws {
+        try leaf.validateOwnContent(at: index, groupID: groupID, suite: suite, requiredCapabilities: requiredCapabilities)
+        let credentialType = leaf.credential.credentialType
+        for (other, member) in members where other != index {
+            guard member.capabilities.supportsCredential(credentialType),
+                  leaf.capabilities.supportsCredential(member.credential.credentialType)
+            else {
+                throw MLSError.invalidLeafNode(leaf: index.value, "credential types not mutually supported with \(other)")
+            }
+        }
+    }
+}
+
+extension LeafNode {
+    /// The checks of §7.3 that need only the leaf and the group's parameters.
+    func validateOwnContent(at index: LeafIndex, groupID: [UInt8], suite: CipherSuiteProvider,
+                            requiredCapabilities: RequiredCapabilities?) throws {
+        let leaf = self
         do {
             try leaf.verifySignature(suite: suite, position: TreePosition(groupID: groupID, leafIndex: index.value))
         } catch {
@@ -119,13 +146,6 @@ extension RatchetTree {
         }
         if let requiredCapabilities, !capabilities.satisfies(requiredCapabilities) {
             throw MLSError.invalidLeafNode(leaf: index.value, "capabilities do not meet the group's required capabilities")
-        }
-        for (other, member) in members where other != index {
-            guard member.capabilities.supportsCredential(credentialType),
-                  capabilities.supportsCredential(member.credential.credentialType)
-            else {
-                throw MLSError.invalidLeafNode(leaf: index.value, "credential types not mutually supported with \(other)")
-            }
         }
     }
 }
