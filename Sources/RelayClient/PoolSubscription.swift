@@ -3,13 +3,16 @@ import Nostr
 
 /// A live pool subscription: merges what every relay's session reports into one stream,
 /// drops events another relay already delivered (by id), and reports EOSE per relay and
-/// once overall (when every relay has sent EOSE, closed, failed, or timed out).
+/// once overall (when every relay has sent EOSE, closed, failed, or timed out). The stream
+/// ends when every relay has closed the subscription.
 final class PoolSubscription: SessionSink, @unchecked Sendable {
     let id: String
     let filters: [Filter]
     private let lock = NSLock()
     private var seen: BoundedIDSet
     private var awaitingEOSE: Set<RelayURL>
+    /// Relays still carrying the subscription; when the last one closes it, the stream ends.
+    private var carriedBy: Set<RelayURL>
     private var reportedAllEOSE = false
     private var finished = false
     private let continuation: AsyncStream<RelayPoolEvent>.Continuation
@@ -21,13 +24,14 @@ final class PoolSubscription: SessionSink, @unchecked Sendable {
         self.filters = filters
         self.seen = BoundedIDSet(capacity: dedupCapacity)
         self.awaitingEOSE = Set(relays)
+        self.carriedBy = Set(relays)
         self.continuation = continuation
     }
 
     func receive(_ signal: SessionSignal, from relay: RelayURL) {
         let name = relay.description
-        lock.withLock {
-            guard !finished else { return }
+        let noRelayLeft: Bool = lock.withLock {
+            guard !finished else { return false }
             switch signal {
             case .event(let event):
                 if seen.insert(event.id) { continuation.yield(.event(event, relay: name)) }
@@ -37,21 +41,28 @@ final class PoolSubscription: SessionSink, @unchecked Sendable {
             case .closed(let message):
                 continuation.yield(.closed(relay: name, message: message))
                 caughtUp(relay)
+                carriedBy.remove(relay)
+                return carriedBy.isEmpty
             case .notice(let message):
                 continuation.yield(.notice(relay: name, message: message))
             case .error(let error):
                 continuation.yield(.error(relay: name, error))
-                if case .invalidEvent = error { return }
-                if case .malformedMessage = error { return }
-                // A relay that cannot be reached must not hold back the overall EOSE.
-                caughtUp(relay)
+                switch error {
+                case .invalidEvent, .malformedMessage:
+                    break
+                default:
+                    // A relay that cannot be reached must not hold back the overall EOSE.
+                    caughtUp(relay)
+                }
             case .connectionLost(let error):
                 continuation.yield(.error(relay: name, error))
                 caughtUp(relay)
             case .reconnected:
                 continuation.yield(.reconnected(relay: name))
             }
+            return false
         }
+        if noRelayLeft { finish() }
     }
 
     /// After `timeout`, relays still without EOSE are reported and counted as caught up.
@@ -86,15 +97,18 @@ final class PoolSubscription: SessionSink, @unchecked Sendable {
         }
     }
 
-    /// Ends the stream (pool closed or subscription ended).
+    /// Ends the stream (pool closed, subscription ended, or closed by every relay).
+    /// `continuation.finish()` runs outside the lock: it calls the stream's termination
+    /// handler synchronously, which comes back here.
     func finish() {
-        let timer: Task<Void, Never>? = lock.withLock {
+        let timer: Task<Void, Never>?? = lock.withLock {
             guard !finished else { return nil }
             finished = true
-            continuation.finish()
-            return eoseTimer
+            return .some(eoseTimer)
         }
+        guard let timer else { return }
         timer?.cancel()
+        continuation.finish()
     }
 }
 

@@ -114,7 +114,7 @@ public final class RelayPool: Sendable {
     /// and per-relay EOSE, notices, closures, errors and reconnects (see `RelayPoolEvent`);
     /// relays that drop are reconnected with backoff and the subscription resumes from the
     /// newest event seen minus a margin. Ends when the consumer stops listening (then CLOSE is
-    /// sent) or the pool is closed.
+    /// sent), when every relay has closed the subscription, or when the pool is closed.
     public func subscribe(_ filters: [Filter]) -> AsyncStream<RelayPoolEvent> {
         let (stream, continuation) = AsyncStream.makeStream(of: RelayPoolEvent.self, bufferingPolicy: .unbounded)
         let id = SubscriptionID.make()

@@ -310,9 +310,16 @@ actor RelaySession {
         case .event(let subscriptionID, let unverified):
             deliver(unverified, subscriptionID: subscriptionID)
         case .ok(let eventID, let accepted, let text):
-            let index = eventID.map { id in pendingOKs.firstIndex { $0.id == id } } ?? pendingOKs.indices.first
-            guard let index else { return }
-            pendingOKs.remove(at: index).answer.succeed(OKAnswer(accepted: accepted, message: text))
+            let answer = OKAnswer(accepted: accepted, message: text)
+            if let eventID {
+                // Everyone waiting for this event (it may be published twice at once).
+                let waiting = pendingOKs.filter { $0.id == eventID }
+                pendingOKs.removeAll { $0.id == eventID }
+                for item in waiting { item.answer.succeed(answer) }
+            } else if !pendingOKs.isEmpty {
+                // No id (some relays refuse that way): relays answer in order, so the oldest.
+                pendingOKs.removeFirst().answer.succeed(answer)
+            }
         case .eose(let subscriptionID):
             guard var subscription = subscriptions[subscriptionID] else { return }
             subscription.eoseAt = Self.now()

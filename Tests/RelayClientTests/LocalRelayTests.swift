@@ -19,6 +19,13 @@ final class LocalRelayTests: XCTestCase {
                 let again = await pool.publish(event, timeout: .seconds(10))
                 XCTAssertEqual(again.first?.accepted, true)
                 XCTAssertEqual(again.first?.reasonPrefix, "duplicate")
+                // The same event twice at once: both callers get the relay's answer.
+                let twin = try TestEvents.sign(content: "twin", keys: keys)
+                async let first = pool.publish(twin, timeout: .seconds(10))
+                async let second = pool.publish(twin, timeout: .seconds(10))
+                let both = await [first, second]
+                XCTAssertEqual(both.map { $0.first?.accepted }, [true, true], "\(both)")
+                XCTAssertEqual(both.compactMap { $0.first?.error }, [])
             }
         }
     }

@@ -65,6 +65,8 @@ final class NIP42RelayTests: XCTestCase {
                     items.contains { if case .closed = $0 { return true } else { return false } }
                 }
                 XCTAssertEqual(probe.events, [])
+                // The only relay closed it: the stream ends.
+                try await probe.wait("the end of the stream") { _ in probe.ended }
                 probe.stop()
             }
         }
