@@ -40,7 +40,11 @@ extension BurrowNode {
     func connectPool() throws -> RelayPool {
         let urls = try relays()
         guard !urls.isEmpty else { throw NodeError.invalidInput("no relays configured: add one with `burrow relay add URL`") }
-        return try RelayPool(urls: urls, authKeys: keys, logger: logger)
+        // Authenticate (NIP-42) only when a relay refuses with `auth-required:`, so relays that
+        // merely ask do not learn who we are.
+        var configuration = RelayConfiguration()
+        configuration.authenticateWhenChallenged = false
+        return try RelayPool(urls: urls, authKeys: keys, configuration: configuration, logger: logger)
     }
 
     static func stored(_ event: Event) -> StoredEvent {

@@ -34,6 +34,9 @@ extension CLIError {
             case .timeout: return CLIError(.timeout, "\(error)")
             case .rejected: return CLIError(.relay_rejected, "\(error)")
             case .invalidURL: return CLIError(.invalid_input, "\(error)")
+            case .noRelayAnswered(let failures)
+                where !failures.isEmpty && failures.allSatisfy({ if case .timeout = $0.error { return true } else { return false } }):
+                return CLIError(.timeout, "\(error)")
             default: return CLIError(.relay_unreachable, "\(error)")
             }
         case is NostrError:

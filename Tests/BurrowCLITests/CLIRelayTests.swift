@@ -49,6 +49,18 @@ final class CLIRelayTests: XCTestCase {
         XCTAssertEqual((try none.json()["events"] as? [Any])?.count, 0)
     }
 
+    /// A relay's OK=false reason reaches the user: LocalRelay refuses events over 64 KiB.
+    func testRelayRefusalIsRelayRejectedWithItsReason() throws {
+        XCTAssertEqual(try run(["init", "--kdf-memory-mib", "8"]).status, 0)
+        XCTAssertEqual(try run(["relay", "add", relay.url]).status, 0)
+        let r = try run(["publish", "--kind", "1", "--content", String(repeating: "x", count: 70_000)])
+        XCTAssertEqual(r.status, 1)
+        XCTAssertEqual(try code(r), "relay_rejected")
+        let message = ((try r.json()["error"] as? [String: Any])?["message"] as? String) ?? ""
+        XCTAssertTrue(message.contains(relay.url), message)
+        XCTAssertTrue(message.contains("blocked"), message)
+    }
+
     func testUnreachableRelayAndBadInputAreTypedErrors() throws {
         XCTAssertEqual(try run(["init", "--kdf-memory-mib", "8"]).status, 0)
         var r = try run(["publish", "--kind", "1", "--content", "x"])

@@ -19,9 +19,16 @@ struct PublishCommand: BurrowCommand {
         defer { node.close() }
         let (event, results) = try await node.publish(kind: kind, content: content, tags: parsedTags, timeout: globals.timeoutDuration)
         if !results.contains(where: \.accepted) {
-            let reasons = results.map { "\($0.url): \($0.message)" }.joined(separator: "; ")
-            let anyAnswered = results.contains { $0.error == nil || $0.error.map { if case .rejected = $0 { return true } else { return false } } == true }
-            throw CLIError(anyAnswered ? .relay_rejected : .relay_unreachable, "no relay accepted \(event.id.hex): \(reasons)")
+            let reasons = results.map { "\($0.url): \($0.error.map { "\($0)" } ?? $0.message)" }.joined(separator: "; ")
+            let code: CLIError.Code
+            if results.contains(where: { $0.error == nil }) {
+                code = .relay_rejected  // a relay answered OK false
+            } else if results.allSatisfy({ if case .timeout = $0.error { return true } else { return false } }) {
+                code = .timeout
+            } else {
+                code = .relay_unreachable
+            }
+            throw CLIError(code, "no relay accepted \(event.id.hex): \(reasons)")
         }
         let relayFields: [JSONOutput] = results.map {
             .object([("url", .string($0.url)), ("accepted", .bool($0.accepted)), ("message", .string($0.message))])
