@@ -32,7 +32,7 @@ build-tests: setup-system
 	swift build $(SWIFT_RELEASE) --build-tests
 
 test: setup build-tests
-	BURROW_VENV=$(VENV) BURROW_BIN=$(CURDIR)/.build/release/burrow swift test $(SWIFT_RELEASE) --skip-build
+	BURROW_VENV=$(VENV) BURROW_BIN=$(CURDIR)/.build/release/burrow swift test $(SWIFT_RELEASE) --skip-build --disable-swift-testing
 
 bench: setup build-tests
 	swift build $(SWIFT_RELEASE) --product burrow-bench
