@@ -6,16 +6,7 @@ import MLS
 /// we generate from each sender is processed by every other member to the same commit secret.
 enum TreeKEMConformance {
     static func run(_ cases: [[String: Any]]) -> ConformanceReport {
-        var report = ConformanceReport()
-        for (i, object) in cases.enumerated() {
-            let v = VectorCase(object)
-            if let suite = try? v.int("cipher_suite"), suite != 1 {
-                report.skipped += 1
-                continue
-            }
-            report.record("treekem[\(i)]", Result { try check(v) })
-        }
-        return report
+        ConformanceReport.forEachSuiteCase(cases, file: "treekem") { v, _, _ in try check(v) }
     }
 
     private struct Member {

@@ -7,16 +7,7 @@
 /// tree before is validated structurally (parent hashes, unmerged leaves, key uniqueness).
 enum TreeOperationsConformance {
     static func run(_ cases: [[String: Any]]) -> ConformanceReport {
-        var report = ConformanceReport()
-        for (i, object) in cases.enumerated() {
-            let v = VectorCase(object)
-            if let suite = try? v.int("cipher_suite"), suite != 1 {
-                report.skipped += 1
-                continue
-            }
-            report.record("tree-operations[\(i)]", Result { try check(v) })
-        }
-        return report
+        ConformanceReport.forEachSuiteCase(cases, file: "tree-operations") { v, _, _ in try check(v) }
     }
 
     static func check(_ v: VectorCase) throws {
