@@ -17,6 +17,8 @@ public enum MLSConformance {
         "hpke",
         "deserialization",
         "messages",
+        "message-protection",
+        "transcript-hashes",
     ]
 
     public static func run(test: String, json: [UInt8]) -> ConformanceReport {
@@ -41,6 +43,8 @@ public enum MLSConformance {
         case "hpke": return HPKEConformance.run(cases)
         case "deserialization": return DeserializationConformance.run(cases)
         case "messages": return MessagesConformance.run(cases)
+        case "message-protection": return MessageProtectionConformance.run(cases)
+        case "transcript-hashes": return TranscriptHashesConformance.run(cases)
         default:
             var report = ConformanceReport()
             report.record(test, .failure(ConformanceCaseError.unsupported("no MLS runner for '\(test)'")))

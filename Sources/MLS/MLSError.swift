@@ -46,4 +46,54 @@ public enum MLSError: Error, Equatable, Sendable {
     /// A KeyPackage's lifetime does not contain the validation time, or spans more than
     /// `Lifetime.maximumRange`.
     case keyPackageLifetime(notBefore: UInt64, notAfter: UInt64, time: UInt64)
+
+    // MARK: Framing (RFC 9420 §6)
+
+    /// The MLSMessage does not carry a PublicMessage or PrivateMessage (a Welcome, GroupInfo or
+    /// KeyPackage where a framed message was expected); the value is its wire format.
+    case notAFramedMessage(wireFormat: UInt16)
+    /// A framed message names another group.
+    case wrongGroupID
+    /// A framed message's epoch is not the epoch of the secrets it was offered to.
+    case wrongEpoch(expected: UInt64, actual: UInt64)
+    /// A handshake message (proposal or commit) arrived for a past epoch; only application
+    /// messages may use the secrets kept for past epochs.
+    case handshakeFromPastEpoch(epoch: UInt64)
+    /// Content signed for one wire format was offered for the other (the signature binds it).
+    case wireFormatMismatch(expected: UInt16, actual: UInt16)
+    /// This sender type may not send this content type in this wire format (RFC 9420 §6,
+    /// §12.1.8: application data only encrypted, external senders only proposals, …).
+    case senderNotAllowed(String)
+    /// A commit lacks its confirmation tag.
+    case missingConfirmationTag
+    /// A commit's confirmation tag does not verify under the new epoch's confirmation key.
+    case invalidConfirmationTag
+    /// A PublicMessage from a member lacks its membership tag.
+    case missingMembershipTag
+    /// A PublicMessage's membership tag does not verify under the epoch's membership key.
+    case invalidMembershipTag
+    /// A framed message's signature does not verify under the sender's signature key.
+    case invalidMessageSignature
+    /// The sender's signature key is not a usable Ed25519 key.
+    case invalidSenderSignatureKey
+    /// A PrivateMessage's sender data did not decrypt (wrong epoch secrets or tampered bytes).
+    case senderDataDecryptionFailed
+    /// A PrivateMessage's content did not decrypt (tampered ciphertext, header or sender data).
+    case contentDecryptionFailed
+    /// Decrypted SenderData did not decode.
+    case malformedSenderData(TLSDecodingError)
+    /// A decrypted PrivateMessageContent did not decode, or its padding was not all zero.
+    case malformedMessageContent(TLSDecodingError)
+    /// The sender ratchet has handed out this generation's key already: a replayed or duplicated
+    /// message.
+    case generationReplayed(leaf: UInt32, generation: UInt32)
+    /// The generation lies further ahead than the maximum forward distance allows.
+    case generationTooFarAhead(leaf: UInt32, generation: UInt32, next: UInt32)
+    /// The generation is older than the out-of-order tolerance keeps keys for.
+    case generationTooOld(leaf: UInt32, generation: UInt32, newest: UInt32)
+    /// The secret tree cannot give this leaf a key (its ratchet is exhausted or the secret was
+    /// deleted).
+    case senderKeyUnavailable(leaf: UInt32)
+    /// Encryption refused its inputs (a key or nonce of the wrong size).
+    case encryptionFailed
 }
