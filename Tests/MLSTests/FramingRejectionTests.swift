@@ -226,6 +226,7 @@ final class FramingRejectionTests: XCTestCase {
         }
         let cases: [(FramedContent, WireFormat, String)] = [
             (framed(.external(senderIndex: 0), .proposal(.selfRemove)), .privateMessage, "a PrivateMessage must come from a member"),
+            (framed(.external(senderIndex: 0), .proposal(.selfRemove)), .publicMessage, "an external sender may not propose 10"),
             (framed(.external(senderIndex: 0), .commit(Commit(proposals: []))), .publicMessage,
              "an external sender may send only proposals"),
             (framed(.newMemberProposal, .proposal(.selfRemove)), .publicMessage,

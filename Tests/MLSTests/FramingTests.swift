@@ -226,4 +226,40 @@ final class FramingTests: XCTestCase {
         // Signed by someone else, or offered as if from a member, it fails.
         XCTAssertThrowsMLSError(.invalidMessageSignature, try bob.unprotect(received) { _ in fixture.signers[0].publicKey })
     }
+
+    /// New members are verified with the key in their own content (the Add's KeyPackage, the
+    /// commit path's leaf node); the tree lookup is never asked and a different key fails.
+    func testNewMemberSendersUseTheKeyInTheirContent() throws {
+        let fixture = try FramingFixture()
+        var rng = CryptoTestRNG(seed: 88)
+        let joiner = try SignaturePrivateKey.generate(using: &rng)
+        let leaf = LeafNode(encryptionKey: rng.randomBytes(32), signatureKey: joiner.publicKey.bytes,
+                            credential: .basic(identity: rng.randomBytes(32)), capabilities: Capabilities(),
+                            source: .commit(parentHash: []))
+        let keyPackage = KeyPackage(initKey: rng.randomBytes(32), leafNode: leaf)
+        let ctx = fixture.context
+        let bodies: [(Sender, FramedContentBody)] = [
+            (.newMemberProposal, .proposal(.add(AddProposal(keyPackage: keyPackage)))),
+            (.newMemberCommit, .commit(Commit(proposals: [], path: UpdatePath(leafNode: leaf, nodes: [])))),
+        ]
+        for (sender, body) in bodies {
+            let framed = FramedContent(groupID: ctx.groupID, epoch: ctx.epoch, sender: sender, body: body)
+            var content = try AuthenticatedContent.sign(framed, wireFormat: .publicMessage, signer: joiner,
+                                                        serializedContext: ctx.tlsSerialized, suite: fixture.cs)
+            if body.contentType == .commit { content.auth.confirmationTag = Array(repeating: 7, count: 32) }
+            let message = try fixture.secrets().protectPublic(content)
+            XCTAssertNil(message.membershipTag)
+            var bob = try fixture.secrets()
+            let verified = try bob.unprotect(.publicMessage(message)) { _ in
+                XCTFail("new-member senders are not looked up")
+                throw MLSError.senderNotAllowed("lookup")
+            }
+            XCTAssertEqual(verified.authenticatedContent, content)
+            let forged = try AuthenticatedContent.sign(framed, wireFormat: .publicMessage, signer: fixture.signers[0],
+                                                       serializedContext: ctx.tlsSerialized, suite: fixture.cs)
+            var forgedMessage = PublicMessage(content: forged.content, auth: forged.auth)
+            forgedMessage.auth.confirmationTag = content.auth.confirmationTag
+            XCTAssertThrowsMLSError(.invalidMessageSignature, try bob.unprotect(.publicMessage(forgedMessage)) { _ in joiner.publicKey })
+        }
+    }
 }

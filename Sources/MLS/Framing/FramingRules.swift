@@ -5,7 +5,8 @@ enum FramingRules {
     /// - application data only in a PrivateMessage (a PublicMessage would expose it);
     /// - a PrivateMessage only from a member (SenderData carries a leaf index);
     /// - `external` senders send proposals only, `new_member_proposal` only an Add proposal,
-    ///   `new_member_commit` only a commit — all as PublicMessage;
+    ///   `new_member_commit` only a commit with an UpdatePath — all as PublicMessage; external
+    ///   senders never propose Update, SelfRemove or ExternalInit;
     /// - a commit carries a confirmation tag.
     static func check(_ content: FramedContent, wireFormat: WireFormat, confirmationTag: [UInt8]?) throws {
         if wireFormat == .privateMessage {
@@ -22,8 +23,15 @@ enum FramingRules {
         switch (content.sender, content.body) {
         case (.member, _):
             break
-        case (.external, .proposal):
-            break
+        case (.external, .proposal(let proposal)):
+            // Update and SelfRemove speak for the sender's own leaf, ExternalInit belongs in an
+            // external commit: none can come from outside the group (RFC 9420 §12.1.8).
+            switch proposal {
+            case .update, .selfRemove, .externalInit:
+                throw MLSError.senderNotAllowed("an external sender may not propose \(proposal.proposalType.rawValue)")
+            default:
+                break
+            }
         case (.external, _):
             throw MLSError.senderNotAllowed("an external sender may send only proposals")
         case (.newMemberProposal, .proposal(.add)):
