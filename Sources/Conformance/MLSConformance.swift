@@ -19,6 +19,10 @@ public enum MLSConformance {
         "messages",
         "message-protection",
         "transcript-hashes",
+        "welcome",
+        "passive-client-welcome",
+        "passive-client-handling-commit",
+        "passive-client-random",
     ]
 
     public static func run(test: String, json: [UInt8]) -> ConformanceReport {
@@ -45,6 +49,9 @@ public enum MLSConformance {
         case "messages": return MessagesConformance.run(cases)
         case "message-protection": return MessageProtectionConformance.run(cases)
         case "transcript-hashes": return TranscriptHashesConformance.run(cases)
+        case "welcome": return WelcomeConformance.run(cases)
+        // Every passive-client-*.json shares one format.
+        case let name where name.hasPrefix("passive-client"): return PassiveClientConformance.run(cases, file: name)
         default:
             var report = ConformanceReport()
             report.record(test, .failure(ConformanceCaseError.unsupported("no MLS runner for '\(test)'")))

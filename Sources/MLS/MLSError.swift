@@ -96,4 +96,48 @@ public enum MLSError: Error, Equatable, Sendable {
     case senderKeyUnavailable(leaf: UInt32)
     /// Encryption refused its inputs (a key or nonce of the wrong size).
     case encryptionFailed
+
+    // MARK: Groups (RFC 9420 §10–§12)
+
+    /// The group can no longer send or process handshake messages: this member was removed
+    /// (or left). Late application messages of kept past epochs still decrypt.
+    case groupInactive
+    /// No secrets are kept for the message's epoch (older than the retained past epochs, or
+    /// not yet reached).
+    case epochUnavailable(epoch: UInt64, current: UInt64)
+    /// A message sent by this member came back (own PrivateMessages cannot be decrypted; an
+    /// own PublicMessage is not processed as if from someone else).
+    case ownMessage
+    /// A commit refers to a proposal this member has not received in the epoch.
+    case unknownProposalReference
+    /// A proposal breaks a rule of RFC 9420 §12.1–§12.2 (or draft-ietf-mls-extensions for
+    /// SelfRemove); the text names the rule.
+    case invalidProposal(String)
+    /// A proposal type this engine does not apply (ReInit, ExternalInit, custom types).
+    case unsupportedProposal(UInt16)
+    /// A commit breaks a rule of RFC 9420 §12.4 (path required, committer removed, …).
+    case invalidCommit(String)
+    /// A pre-shared key named by a proposal or Welcome is not available to this member.
+    case unknownPreSharedKey
+    /// An operation needs a pending commit and there is none.
+    case noPendingCommit
+    /// A new commit was requested while one of ours is still pending (merge or clear it first).
+    case pendingCommitExists
+    /// The Welcome has no secrets for any KeyPackage of ours.
+    case welcomeNotForUs
+    /// The Welcome's GroupSecrets or GroupInfo did not decrypt.
+    case welcomeDecryptionFailed
+    /// A Welcome or its GroupInfo breaks a rule of RFC 9420 §12.4.3.1; the text names it.
+    case invalidWelcome(String)
+    /// The GroupInfo signature does not verify under the signer's leaf key.
+    case invalidGroupInfoSignature
+    /// Neither the GroupInfo nor the caller supplied the ratchet tree.
+    case missingRatchetTree
+    /// Group parameters given to create a group or build a KeyPackage are inconsistent; the
+    /// text says how.
+    case invalidGroupParameters(String)
+    /// Serialized group state could not be restored; the text names the part.
+    case invalidGroupState(String)
+    /// The application refused a verified commit (its `authorize` hook threw).
+    case commitRejected(String)
 }

@@ -21,12 +21,15 @@ extension KeyPackage {
     ///   version;
     /// - init_key differs from the leaf's encryption key, both 32 bytes (X25519);
     /// - the package signature verifies and its extensions are supported by the leaf;
-    /// - the lifetime contains `time` and spans at most `Lifetime.maximumRange`.
+    /// - the lifetime contains `time` and spans at most `Lifetime.maximumRange`. With
+    ///   `requireAcceptableRange` false the span is not checked: OpenMLS 0.8.1 checks only the
+    ///   window for Add proposals it receives (the range cap is MDK's policy for published
+    ///   packages), and the mlswg passive-client vectors add packages valid 0…2^64−1.
     ///
     /// Checks that need a group (required_capabilities, duplicate keys in the tree, the group's
     /// suite) belong to the group engine. Throws `MLSError.invalidKeyPackage` naming the rule,
     /// or `MLSError.keyPackageLifetime`.
-    public func validate(at time: UInt64) throws -> VerifiedKeyPackage {
+    public func validate(at time: UInt64, requireAcceptableRange: Bool = true) throws -> VerifiedKeyPackage {
         guard cipherSuite == .mls128DHKEMX25519AES128GCMSHA256Ed25519, let suite = try? CipherSuiteProvider(cipherSuite) else {
             throw MLSError.invalidKeyPackage("unsupported cipher suite \(cipherSuite)")
         }
@@ -70,7 +73,7 @@ extension KeyPackage {
             throw MLSError.invalidKeyPackage("KeyPackage extension \(ext.extensionType) not in the leaf's capabilities")
         }
 
-        guard lifetime.hasAcceptableRange, lifetime.contains(time) else {
+        guard !requireAcceptableRange || lifetime.hasAcceptableRange, lifetime.contains(time) else {
             throw MLSError.keyPackageLifetime(notBefore: lifetime.notBefore, notAfter: lifetime.notAfter, time: time)
         }
         return VerifiedKeyPackage(keyPackage: self, reference: reference(suite: suite))
