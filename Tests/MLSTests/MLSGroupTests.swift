@@ -102,6 +102,8 @@ final class MLSGroupTests: XCTestCase {
         XCTAssertNil(groups[1].pendingCommit)
         guard case .commit(let summary) = try groups[0].process(output.commit, at: now) else { return XCTFail("not a commit") }
         XCTAssertTrue(summary.isPureSelfUpdate)
+        XCTAssertEqual(summary.committer.identity, GroupTestSupport.identity(1))
+        XCTAssertNotEqual(summary.committer.signatureKey, newSigner.publicKey.bytes, "the committer as it was before the commit")
         XCTAssertEqual(groups[0].member(at: LeafIndex(1))?.signatureKey, newSigner.publicKey.bytes)
         assertAgree(groups)
         // The new key signs from now on.
@@ -124,6 +126,7 @@ final class MLSGroupTests: XCTestCase {
         let output = try groups[0].commitPendingProposals(using: &rng)
         XCTAssertEqual(output.summary.proposals.map(\.proposal), [.selfRemove])
         XCTAssertTrue(output.summary.proposals[0].byReference)
+        XCTAssertEqual(output.summary.proposals[0].sender.identity, GroupTestSupport.identity(2))
         try groups[0].mergePendingCommit()
         _ = try groups[1].process(output.commit, at: now)
         guard case .commit(let summary) = try groups[2].process(output.commit, at: now) else { return XCTFail("not a commit") }
@@ -171,7 +174,9 @@ final class MLSGroupTests: XCTestCase {
         var rng = CryptoTestRNG(seed: 10)
         var groups = try GroupTestSupport.makeGroup(members: 2, using: &rng)
         var late: [MLSMessage] = []
+        var exporters: [UInt64: Secret] = [:]
         for _ in 0..<6 {
+            exporters[groups[0].epoch] = try groups[0].exporter(label: "marmot", context: Array("group-event".utf8), length: 32)
             late.append(try groups[1].encryptApplicationMessage([UInt8(groups[1].epoch)], using: &rng))
             let output = try groups[0].selfUpdate(using: &rng)
             try groups[0].mergePendingCommit()
@@ -179,6 +184,13 @@ final class MLSGroupTests: XCTestCase {
         }
         XCTAssertEqual(groups[0].epoch, 7)
         XCTAssertEqual(groups[0].retainedEpochs, [2, 3, 4, 5, 6, 7])
+        // Marmot's outer key of each retained past epoch is still available (restored state too).
+        let restored = try MLSGroup(serialized: groups[0].serialized())
+        for epoch in UInt64(2)...6 {
+            XCTAssertEqual(try restored.exporter(label: "marmot", context: Array("group-event".utf8), length: 32, epoch: epoch),
+                           exporters[epoch])
+        }
+        XCTAssertThrowsError(try groups[0].exporter(label: "marmot", context: [], length: 32, epoch: 1))
         // Epoch 1 fell out of the window; epochs 2…6 still decrypt, in any order.
         XCTAssertThrowsError(try groups[0].process(late[0], at: now)) {
             XCTAssertEqual($0 as? MLSError, .epochUnavailable(epoch: 1, current: 7))

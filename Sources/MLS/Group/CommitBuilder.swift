@@ -31,6 +31,7 @@ extension GroupEpochState {
                                using rng: inout some RandomNumberGenerator) throws -> PendingCommit {
         let cs = cipherSuite
         let own = ownLeaf
+        guard let committer = member(own) else { throw MLSError.blankLeaf(own.value) }
         let proposals = try selectProposals(inline: parameters.inline, includeStored: parameters.includeStoredProposals)
         var provisional = try applyProposals(proposals, committer: own, keyPackageTime: nil)
 
@@ -81,7 +82,7 @@ extension GroupEpochState {
             groupInfo = info
         }
         let summary = CommitSummary(
-            epoch: next.epoch, committer: own, proposals: provisional.committed,
+            epoch: next.epoch, committer: committer, proposals: provisional.committed,
             added: provisional.added.compactMap { next.member($0.leaf) }, removed: provisional.removed,
             updated: provisional.updated, hasPath: hasPath, extensionsChanged: provisional.extensionsChanged,
             extensions: provisional.extensions, removedSelf: false)

@@ -18,6 +18,7 @@ extension GroupEpochState {
         }
         let committer = LeafIndex(senderIndex)
         guard committer != ownLeaf else { throw MLSError.ownMessage }
+        guard let committerMember = member(committer) else { throw MLSError.blankLeaf(senderIndex) }
         let cs = cipherSuite
 
         // Resolve proposals: by reference from this epoch's store, inline ones from the committer.
@@ -62,7 +63,7 @@ extension GroupEpochState {
         }
 
         let summary = CommitSummary(
-            epoch: context.epoch, committer: committer, proposals: provisional.committed,
+            epoch: context.epoch, committer: committerMember, proposals: provisional.committed,
             added: provisional.added.map { Member(leafIndex: $0.leaf, leafNode: $0.keyPackage.leafNode) },
             removed: provisional.removed, updated: provisional.updated, hasPath: commit.path != nil,
             extensionsChanged: provisional.extensionsChanged, extensions: provisional.extensions, removedSelf: removedSelf)

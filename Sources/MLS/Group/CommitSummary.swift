@@ -3,7 +3,8 @@
 public struct CommitSummary: Sendable, Equatable {
     /// The epoch the commit started.
     public let epoch: UInt64
-    public let committer: LeafIndex
+    /// The committer, as it was before the commit (Marmot checks it against the admins).
+    public let committer: Member
     /// Every proposal the commit applied, in commit order.
     public let proposals: [CommittedProposal]
     /// New members, at their leaves in the new epoch.
@@ -54,11 +55,11 @@ struct PendingCommit: Sendable {
 extension CommitSummary: TLSCodable {
     public func encode(to writer: inout TLSWriter) {
         writer.writeUInt64(epoch)
-        writer.writeUInt32(committer.value)
+        committer.encode(to: &writer)
         writer.writeVector { w in
             for p in proposals {
                 p.proposal.encode(to: &w)
-                w.writeUInt32(p.sender.value)
+                p.sender.encode(to: &w)
                 w.writeUInt8(p.byReference ? 1 : 0)
             }
         }
@@ -78,9 +79,9 @@ extension CommitSummary: TLSCodable {
             return v == 1
         }
         epoch = try reader.readUInt64()
-        committer = LeafIndex(try reader.readUInt32())
+        committer = try Member(from: &reader)
         proposals = try reader.readVector { r in
-            CommittedProposal(proposal: try Proposal(from: &r), sender: LeafIndex(try r.readUInt32()), byReference: try flag(&r))
+            CommittedProposal(proposal: try Proposal(from: &r), sender: try Member(from: &r), byReference: try flag(&r))
         }
         added = try reader.readVector()
         removed = try reader.readVector()

@@ -82,20 +82,24 @@ public struct Member: Hashable, Sendable {
 
 /// What is kept of a past epoch (OpenMLS `MessageSecretsStore`): its message secrets and who
 /// its members were, so a late application message is decrypted and its signature checked
-/// against the sender's key of that epoch.
+/// against the sender's key of that epoch; and its exporter secret, because Marmot's outer
+/// encryption of a late message is keyed by that epoch's MLS-Exporter output.
 struct PastEpoch: Sendable {
     var messageSecrets: MessageSecrets
     let members: [UInt32: LeafNode]
+    let exporterSecret: Secret
 
     var epoch: UInt64 { messageSecrets.epoch }
 
-    init(messageSecrets: MessageSecrets, members: [UInt32: LeafNode]) {
+    init(messageSecrets: MessageSecrets, members: [UInt32: LeafNode], exporterSecret: Secret) {
         self.messageSecrets = messageSecrets
         self.members = members
+        self.exporterSecret = exporterSecret
     }
 
     init(_ state: GroupEpochState) {
         messageSecrets = state.messageSecrets
+        exporterSecret = state.epochSecrets.exporterSecret
         var members: [UInt32: LeafNode] = [:]
         for (index, leaf) in state.tree.members { members[index.value] = leaf }
         self.members = members
@@ -107,6 +111,14 @@ struct PastEpoch: Sendable {
         }
         guard let node = members[leaf] else { throw MLSError.blankLeaf(leaf) }
         return SignaturePublicKey(node.signatureKey)
+    }
+
+    /// MLS-Exporter of this past epoch, through `EpochSecrets` holding only its exporter secret.
+    func exporter(label: String, context: [UInt8], length: Int) throws -> Secret {
+        let cs = messageSecrets.cipherSuite
+        let zero = Secret.zero(count: cs.kdfNh)
+        return try EpochSecrets(cs, secrets: [zero, zero, exporterSecret, zero, zero, zero, zero, zero, zero])
+            .exporter(label: label, context: context, length: length)
     }
 }
 

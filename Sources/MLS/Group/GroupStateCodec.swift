@@ -80,6 +80,7 @@ extension MLSGroup {
         w.writeVector { v in
             for past in pastEpochs {
                 past.messageSecrets.encode(to: &v)
+                GroupStateCodec.writeSecret(past.exporterSecret, to: &v)
                 v.writeVector { m in
                     for (leaf, node) in past.members.sorted(by: { $0.key < $1.key }) {
                         m.writeUInt32(leaf)
@@ -120,11 +121,13 @@ extension MLSGroup {
         }
         let past = try r.readVector { r -> PastEpoch in
             let secrets = try MessageSecrets(from: &r)
+            let exporterSecret = try GroupStateCodec.readSecret(&r)
+            guard exporterSecret.count == secrets.cipherSuite.kdfNh else { throw MLSError.invalidGroupState("past exporter secret length") }
             var members: [UInt32: LeafNode] = [:]
             for (leaf, node) in try r.readVector({ m in (try m.readUInt32(), try LeafNode(from: &m)) }) {
                 guard members.updateValue(node, forKey: leaf) == nil else { throw MLSError.invalidGroupState("past member listed twice") }
             }
-            return PastEpoch(messageSecrets: secrets, members: members)
+            return PastEpoch(messageSecrets: secrets, members: members, exporterSecret: exporterSecret)
         }
         var resumption: [UInt64: Secret] = [:]
         for (epoch, secret) in try r.readVector({ v in (try v.readUInt64(), try GroupStateCodec.readSecret(&v)) }) {

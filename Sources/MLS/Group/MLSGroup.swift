@@ -131,6 +131,16 @@ public struct MLSGroup: Sendable {
         try state.epochSecrets.exporter(label: label, context: context, length: length)
     }
 
+    /// `MLS-Exporter(label, context, length)` of `epoch`: the current one or a retained past
+    /// one (Marmot decrypts a late kind-445 event with the key of the epoch it was sent in).
+    public func exporter(label: String, context: [UInt8], length: Int, epoch: UInt64) throws -> Secret {
+        if isActive, epoch == state.epoch { return try exporter(label: label, context: context, length: length) }
+        guard let past = pastEpochs.first(where: { $0.epoch == epoch }) else {
+            throw MLSError.epochUnavailable(epoch: epoch, current: state.epoch)
+        }
+        return try past.exporter(label: label, context: context, length: length)
+    }
+
     /// The current epoch's GroupInfo, signed by us.
     public func groupInfo(includeRatchetTree: Bool = true) throws -> GroupInfo {
         try state.signedGroupInfo(includeRatchetTree: includeRatchetTree)

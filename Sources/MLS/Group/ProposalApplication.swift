@@ -145,12 +145,16 @@ extension GroupEpochState {
             }
         }
 
+        let committed = try proposals.map { item -> CommittedProposal in
+            guard let sender = member(item.sender) else { throw MLSError.blankLeaf(item.sender.value) }
+            return CommittedProposal(proposal: item.proposal, sender: sender, byReference: item.reference != nil)
+        }
         let pathFree: Set<ProposalType> = [.add, .preSharedKey, .reInit]
         return ProvisionalState(
             tree: tree, extensions: extensions, extensionsChanged: newExtensions != nil && newExtensions != groupContext.extensions,
             added: added, removed: removed, updated: updates.map(\.0), pskIDs: pskIDs,
             pathRequired: proposals.isEmpty || proposals.contains { !pathFree.contains($0.proposal.proposalType) },
-            committed: proposals.map { CommittedProposal(proposal: $0.proposal, sender: $0.sender, byReference: $0.reference != nil) })
+            committed: committed)
     }
 
     /// RFC 9420 §7.3: signature keys are unique among the group's leaves.

@@ -60,11 +60,12 @@ struct ResolvedProposal: Sendable {
 /// authorization looks at who proposed what).
 public struct CommittedProposal: Hashable, Sendable {
     public let proposal: Proposal
-    public let sender: LeafIndex
+    /// Who proposed it, as the member was before the commit.
+    public let sender: Member
     /// True when the commit named it by reference (it was sent earlier in the epoch).
     public let byReference: Bool
 
-    public init(proposal: Proposal, sender: LeafIndex, byReference: Bool) {
+    public init(proposal: Proposal, sender: Member, byReference: Bool) {
         self.proposal = proposal
         self.sender = sender
         self.byReference = byReference
