@@ -40,6 +40,11 @@ let package = Package(
             dependencies: [.product(name: "Crypto", package: "swift-crypto")],
             swiftSettings: swift5
         ),
+        .target(
+            name: "Marmot",
+            dependencies: ["MLS", "Nostr", "CSodium", .product(name: "Crypto", package: "swift-crypto")],
+            swiftSettings: swift5
+        ),
 
         // Edges (I/O).
         .target(
@@ -89,6 +94,7 @@ let package = Package(
         .target(name: "TestSupport", path: "Tests/TestSupport", swiftSettings: swift5),
         .testTarget(name: "NostrTests", dependencies: ["TestSupport", "Nostr"], swiftSettings: swift5),
         .testTarget(name: "MLSTests", dependencies: ["TestSupport", "MLS"], swiftSettings: swift5),
+        .testTarget(name: "MarmotTests", dependencies: ["TestSupport", "Marmot", "MLS", "Nostr"], swiftSettings: swift5),
         .testTarget(name: "RelayClientTests", dependencies: ["TestSupport", "RelayClient", "Nostr"], swiftSettings: swift5),
         .testTarget(name: "StoreTests", dependencies: ["TestSupport", "Store"], swiftSettings: swift5),
         .executableTarget(name: "StoreProbe", dependencies: ["Store"], path: "Tests/StoreProbe", swiftSettings: swift5),
