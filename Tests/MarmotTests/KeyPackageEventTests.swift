@@ -332,7 +332,8 @@ final class KeyPackageEventTests: XCTestCase {
                     out.append([False, str(err)])
         print(json.dumps(out))
         """#
-        let verdicts = try XCTUnwrap(VenvPython.run(script, input: (events + [trailing]).map(\.jsonString)) as? [[Any]])
+        let raw = try VenvPython.run(script, input: (events + [trailing]).map(\.jsonString))
+        let verdicts = try XCTUnwrap(raw as? [[Any]])
         XCTAssertEqual(verdicts.count, mutations.count + 1)
         for (index, mutation) in mutations.enumerated() {
             let mdkAccepts = try XCTUnwrap(verdicts[index][0] as? Bool)

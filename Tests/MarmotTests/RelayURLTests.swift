@@ -92,7 +92,8 @@ final class RelayURLTests: XCTestCase {
         print(json.dumps(out))
         """#
         let inputs = Self.normalized.map(\.0) + Self.rejected
-        let results = try XCTUnwrap(VenvPython.run(script, input: inputs) as? [Any])
+        let raw = try VenvPython.run(script, input: inputs)
+        let results = try XCTUnwrap(raw as? [Any])
         XCTAssertEqual(results.count, inputs.count)
         // Inputs rust-nostr accepts that Burrow refuses on purpose (see RelayURL's doc).
         let stricterHere: Set<String> = [
