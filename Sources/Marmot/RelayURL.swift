@@ -10,8 +10,8 @@
 /// Implemented: scheme and host lowercasing, WHATWG IPv4 (hex, octal, short forms) and IPv6
 /// host normalization, default-port removal, dot segments, percent-encoding of the path, query
 /// and fragment sets. Deliberately stricter than WHATWG (rejected here, where `url` would
-/// normalize): C0 controls and spaces anywhere, a scheme not followed by `://`, user info,
-/// percent signs or non-ASCII in the host (no IDNA).
+/// normalize): C0 controls and spaces anywhere, user info, and hosts that need IDNA or
+/// percent-decoding (non-ASCII, `%`, `xn--` labels).
 public struct RelayURL: Hashable, Comparable, Sendable, CustomStringConvertible {
     /// The form MDK writes and shows (`RelayUrl::as_str`).
     public let string: String
@@ -69,7 +69,8 @@ private struct RelayURLParser {
 
         let scheme = try parseScheme()
         guard scheme == "ws" || scheme == "wss" else { throw fail("scheme is not ws or wss") }
-        guard consume("//") else { throw fail("scheme not followed by //") }
+        // WHATWG skips any run of slashes and backslashes after a special scheme's colon.
+        while index < input.count, input[index] == 0x2F || input[index] == 0x5C { index += 1 }
 
         let authorityEnd = input[index...].firstIndex(where: { [0x2F, 0x5C, 0x3F, 0x23].contains($0) }) ?? input.count
         let authority = Array(input[index..<authorityEnd])
@@ -96,17 +97,10 @@ private struct RelayURLParser {
     }
 
     func occurrences(of needle: [UInt8]) -> Int {
-        guard input.count >= needle.count else { return 0 }
+        guard !needle.isEmpty, input.count >= needle.count else { return 0 }
         var count = 0
-        for i in 0...(input.count - needle.count) where Array(input[i..<(i + needle.count)]) == needle { count += 1 }
+        for i in 0...(input.count - needle.count) where input[i..<(i + needle.count)].elementsEqual(needle) { count += 1 }
         return count
-    }
-
-    mutating func consume(_ literal: String) -> Bool {
-        let bytes = Array(literal.utf8)
-        guard input.count - index >= bytes.count, Array(input[index..<(index + bytes.count)]) == bytes else { return false }
-        index += bytes.count
-        return true
     }
 
     /// ALPHA *( ALPHA / DIGIT / "+" / "-" / "." ) ":" — lowercased.
@@ -149,6 +143,9 @@ private struct RelayURLParser {
         let forbidden: Set<UInt8> = Set("#%/:<>?@[\\]^|".utf8).union([0x7F])
         guard !hostBytes.contains(where: { forbidden.contains($0) }) else { throw fail("forbidden character in host") }
         let domain = hostBytes.map(lower)
+        for label in domain.split(separator: 0x2E) where label.starts(with: Array("xn--".utf8)) {
+            throw fail("punycode host label (IDNA is not supported)")
+        }
         if endsInNumber(domain) {
             return (try serializeIPv4(parseIPv4(domain)), port)
         }
