@@ -118,20 +118,34 @@ extension GroupEpochState {
         var added: [(leaf: LeafIndex, keyPackage: KeyPackage)] = []
         var newSignatureKeys = Set<[UInt8]>()
         var newInitKeys = Set<[UInt8]>()
+        // What every Add is checked against, gathered once: per-Add scans of the members made a
+        // commit adding N members cost O(N²).
+        var memberIndex = MemberIndex(adds.isEmpty ? [] : tree.members.map(\.leaf))
+        var nextSlot = 0
         for (keyPackage, validate) in adds {
             if validate, let time = keyPackageTime { _ = try keyPackage.validate(at: time, requireAcceptableRange: false) }
             guard keyPackage.cipherSuite == cs.suite else { throw MLSError.invalidProposal("Add of a KeyPackage of another suite") }
             let leaf = keyPackage.leafNode
-            let slot = tree.leftmostBlankLeaf ?? LeafIndex(UInt32(truncatingIfNeeded: tree.leafCount))
-            try tree.validateLeafNode(leaf, at: slot, groupID: groupID, suite: cs, requiredCapabilities: required)
+            let slot = LeafIndex(UInt32(truncatingIfNeeded: tree.firstBlankLeaf(from: nextSlot) ?? tree.leafCount))
+            if memberIndex.credentialsMutuallySupported(with: leaf) {
+                try leaf.validateOwnContent(at: slot, groupID: groupID, suite: cs, requiredCapabilities: required)
+            } else {
+                // The full check names the member that fails it.
+                try tree.validateLeafNode(leaf, at: slot, groupID: groupID, suite: cs, requiredCapabilities: required)
+            }
             guard !tree.containsEncryptionKey(leaf.encryptionKey), !tree.containsEncryptionKey(keyPackage.initKey),
                   newInitKeys.insert(keyPackage.initKey).inserted
             else { throw MLSError.invalidProposal("Add of a KeyPackage whose keys are already in the group") }
             guard newSignatureKeys.insert(leaf.signatureKey).inserted else {
                 throw MLSError.invalidProposal("two Adds with the same signature key")
             }
-            try Self.requireUniqueSignatureKey(leaf.signatureKey, in: tree, except: nil)
-            added.append((tree.add(leaf), keyPackage))
+            if memberIndex.signatureKeys.contains(leaf.signatureKey) {
+                try Self.requireUniqueSignatureKey(leaf.signatureKey, in: tree, except: nil)
+            }
+            let index = tree.add(leaf, at: slot)
+            nextSlot = Int(index.value) + 1
+            memberIndex.insert(leaf)
+            added.append((index, keyPackage))
         }
 
         if let newExtensions {
@@ -155,6 +169,39 @@ extension GroupEpochState {
             added: added, removed: removed, updated: updates.map(\.0), pskIDs: pskIDs,
             pathRequired: proposals.isEmpty || proposals.contains { !pathFree.contains($0.proposal.proposalType) },
             committed: committed)
+    }
+
+    /// The members' signature keys and credential types, so each Add is checked in O(1) for
+    /// §7.3's uniqueness and mutual credential support rules.
+    private struct MemberIndex {
+        var signatureKeys: Set<[UInt8]> = []
+        var credentialTypes: Set<CredentialType> = []
+        var leaves: [LeafNode] = []
+        /// Per credential type: whether every member supports it (computed when first asked).
+        var supportedByAll: [CredentialType: Bool] = [:]
+
+        init(_ leaves: [LeafNode]) {
+            for leaf in leaves { insert(leaf) }
+        }
+
+        mutating func insert(_ leaf: LeafNode) {
+            signatureKeys.insert(leaf.signatureKey)
+            credentialTypes.insert(leaf.credential.credentialType)
+            for (type, supported) in supportedByAll where supported {
+                supportedByAll[type] = leaf.capabilities.supportsCredential(type)
+            }
+            leaves.append(leaf)
+        }
+
+        /// Whether `leaf` supports every credential type in use and every member supports its own.
+        mutating func credentialsMutuallySupported(with leaf: LeafNode) -> Bool {
+            guard credentialTypes.allSatisfy(leaf.capabilities.supportsCredential) else { return false }
+            let type = leaf.credential.credentialType
+            if let known = supportedByAll[type] { return known }
+            let supported = leaves.allSatisfy { $0.capabilities.supportsCredential(type) }
+            supportedByAll[type] = supported
+            return supported
+        }
     }
 
     /// RFC 9420 §7.3: signature keys are unique among the group's leaves.

@@ -9,14 +9,15 @@ extension RatchetTree {
     /// records the new leaf as unmerged at every non-blank node of its direct path.
     @discardableResult
     public mutating func add(_ leaf: LeafNode) -> LeafIndex {
-        let slot: Int
-        if let blank = leaves.firstIndex(where: { $0 == nil }) {
-            slot = blank
-        } else {
-            slot = leaves.count
-            extend()
-        }
-        let index = LeafIndex(UInt32(slot))
+        add(leaf, at: LeafIndex(UInt32(truncatingIfNeeded: firstBlankLeaf(from: 0) ?? leaves.count)))
+    }
+
+    /// `add` into `index`, which the caller found as the leftmost blank leaf (or the leaf count,
+    /// to extend): a commit adding many members scans the leaves once rather than per Add.
+    mutating func add(_ leaf: LeafNode, at index: LeafIndex) -> LeafIndex {
+        let slot = Int(index.value)
+        assert(slot == leaves.count || firstBlankLeaf(from: slot) == slot, "add(_:at:) needs a blank slot")
+        if slot == leaves.count { extend() }
         setLeaf(leaf, at: slot)
         for node in size.directPath(of: index) {
             parents[node.value >> 1]?.addUnmerged(index)

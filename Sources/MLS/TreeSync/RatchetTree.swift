@@ -104,7 +104,18 @@ public struct RatchetTree: Sendable {
 
     /// The leftmost blank leaf, where the next Add lands (RFC 9420 §12.1.1); nil if none.
     public var leftmostBlankLeaf: LeafIndex? {
-        leaves.firstIndex { $0 == nil }.map { LeafIndex(UInt32($0)) }
+        firstBlankLeaf(from: 0).map { LeafIndex(UInt32($0)) }
+    }
+
+    /// The first blank leaf slot at or after `start`. Matches on the optional's case, so the
+    /// scan copies no leaf node (a copy retains each of its arrays).
+    func firstBlankLeaf(from start: Int) -> Int? {
+        var i = max(0, start)
+        while i < leaves.count {
+            if case .none = leaves[i] { return i }
+            i += 1
+        }
+        return nil
     }
 
     /// The tree hash of the whole tree (RFC 9420 §7.8), as GroupContext carries it.
