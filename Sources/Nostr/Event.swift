@@ -101,18 +101,7 @@ public struct Event: Sendable, Hashable, TaggedEvent {
 
     /// Appends the JSON object to `out` (relay messages embed events without re-parsing).
     public func write(to out: inout [UInt8]) {
-        out.append(contentsOf: "{\"id\":\"".utf8)
-        out.append(contentsOf: id.hex.utf8)
-        out.append(contentsOf: "\",\"pubkey\":\"".utf8)
-        out.append(contentsOf: pubkey.hex.utf8)
-        out.append(contentsOf: "\",\"created_at\":".utf8)
-        JSONWriter.writeInteger(createdAt, to: &out)
-        out.append(contentsOf: ",\"kind\":".utf8)
-        JSONWriter.writeInteger(kind, to: &out)
-        out.append(contentsOf: ",\"tags\":".utf8)
-        JSONWriter.writeTags(tags, to: &out)
-        out.append(contentsOf: ",\"content\":".utf8)
-        JSONWriter.writeString(content, to: &out)
+        EventFields.writeObjectFields(id: id, pubkey: pubkey, createdAt: createdAt, kind: kind, tags: tags, content: content, to: &out)
         out.append(contentsOf: ",\"sig\":\"".utf8)
         out.append(contentsOf: Hex.encode(sig).utf8)
         out.append(contentsOf: "\"}".utf8)

@@ -70,6 +70,26 @@ enum EventFields {
     }
 
     /// `[0,"<pubkey>",<created_at>,<kind>,<tags>,"<content>"]`, the bytes whose sha256 is the id.
+    /// Writes `{"id":…,"pubkey":…,"created_at":…,"kind":…,"tags":…,"content":…` (rust-nostr's field
+    /// order, NIP-01 escaping) and leaves the object open: events append `sig`, rumors close it.
+    static func writeObjectFields(
+        id: EventID, pubkey: PublicKey, createdAt: Int64, kind: Int, tags: [[String]], content: String,
+        to out: inout [UInt8]
+    ) {
+        out.append(contentsOf: "{\"id\":\"".utf8)
+        out.append(contentsOf: id.hex.utf8)
+        out.append(contentsOf: "\",\"pubkey\":\"".utf8)
+        out.append(contentsOf: pubkey.hex.utf8)
+        out.append(contentsOf: "\",\"created_at\":".utf8)
+        JSONWriter.writeInteger(createdAt, to: &out)
+        out.append(contentsOf: ",\"kind\":".utf8)
+        JSONWriter.writeInteger(kind, to: &out)
+        out.append(contentsOf: ",\"tags\":".utf8)
+        JSONWriter.writeTags(tags, to: &out)
+        out.append(contentsOf: ",\"content\":".utf8)
+        JSONWriter.writeString(content, to: &out)
+    }
+
     static func canonicalSerialization(
         pubkey: PublicKey, createdAt: Int64, kind: Int, tags: [[String]], content: String
     ) -> [UInt8] {

@@ -56,18 +56,7 @@ public struct Rumor: Sendable, Hashable, TaggedEvent {
     public var jsonBytes: [UInt8] {
         var out: [UInt8] = []
         out.reserveCapacity(200 + content.utf8.count + tags.count * 80)
-        out.append(contentsOf: "{\"id\":\"".utf8)
-        out.append(contentsOf: id.hex.utf8)
-        out.append(contentsOf: "\",\"pubkey\":\"".utf8)
-        out.append(contentsOf: pubkey.hex.utf8)
-        out.append(contentsOf: "\",\"created_at\":".utf8)
-        JSONWriter.writeInteger(createdAt, to: &out)
-        out.append(contentsOf: ",\"kind\":".utf8)
-        JSONWriter.writeInteger(kind, to: &out)
-        out.append(contentsOf: ",\"tags\":".utf8)
-        JSONWriter.writeTags(tags, to: &out)
-        out.append(contentsOf: ",\"content\":".utf8)
-        JSONWriter.writeString(content, to: &out)
+        EventFields.writeObjectFields(id: id, pubkey: pubkey, createdAt: createdAt, kind: kind, tags: tags, content: content, to: &out)
         out.append(UInt8(ascii: "}"))
         return out
     }
