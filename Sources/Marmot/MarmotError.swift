@@ -85,4 +85,25 @@ public enum MarmotError: Error, Equatable, Sendable {
     case innerEventAuthorMismatch
     /// A payload of the given inner kind is malformed; `field` names the member at fault.
     case invalidPayload(kind: Int, field: String, reason: String)
+
+    // MARK: Groups (admin policy and lifecycle)
+
+    /// The group's GroupContext lacks the Nostr Group Data extension (0xF2EE).
+    case groupDataMissing
+    /// A commit breaks MDK's receiver-side rules (only admins commit, except a pure self-update
+    /// or a SelfRemove-only commit; never zero admins); the reason says which.
+    case commitNotAuthorized(String)
+    /// The operation needs this member to be an admin.
+    case notAdmin
+    /// The operation would leave the group without an admin.
+    case lastAdmin
+    /// A key named in an operation is not a member of the group (hex key).
+    case notAMember(String)
+    /// The message belongs to an epoch this member cannot place: ahead of it (held until the
+    /// commits before it arrive) or outside the kept window.
+    case epochUnavailable(epoch: UInt64, current: UInt64)
+    /// A commit of an epoch already left, which loses MDK's race rule against the applied one.
+    case staleCommit(epoch: UInt64)
+    /// This member is no longer in the group (removed, or its leave took effect).
+    case groupInactive
 }

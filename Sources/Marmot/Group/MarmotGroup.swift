@@ -1,0 +1,336 @@
+import MLS
+import Nostr
+
+/// One member's Marmot group: the MLS group, its Nostr Group Data (0xF2EE) and the state
+/// before the commit that started the current epoch, so a competing commit of the same epoch
+/// that wins MDK's race rule can take its place.
+///
+/// Sans-I/O like `MLSGroup`: the clock and randomness come in, events go out. Every mutating
+/// call either succeeds or throws and leaves the value as it was. Persist the value (and the
+/// outgoing event's pending state) before anything it produced is published.
+public struct MarmotGroup: Sendable {
+    public private(set) var mls: MLSGroup
+    public private(set) var data: NostrGroupData
+    public private(set) var rollback: RollbackPoint?
+
+    /// The group as it was before the commit that started the current epoch, and that commit's order.
+    public struct RollbackPoint: Sendable {
+        public let state: MLSGroup
+        public let order: CommitOrder
+
+        public init(state: MLSGroup, order: CommitOrder) {
+            self.state = state
+            self.order = order
+        }
+    }
+
+    /// A commit of ours waiting to be published; the Welcome rumors go out only after a relay
+    /// accepted `event` and the commit was merged.
+    public struct PendingCommitEvent: Sendable {
+        public let event: Event
+        public let welcomes: [OutgoingWelcome]
+        public let summary: CommitSummary
+    }
+
+    /// A Welcome rumor for one invitee, to gift-wrap to `recipient`.
+    public struct OutgoingWelcome: Sendable {
+        public let recipient: PublicKey
+        public let rumor: Rumor
+    }
+
+    /// Restores a stored group.
+    public init(mls: MLSGroup, rollback: RollbackPoint? = nil) throws {
+        guard let data = try NostrGroupData(extensions: mls.extensions) else { throw MarmotError.groupDataMissing }
+        self.mls = mls
+        self.data = data
+        self.rollback = rollback
+    }
+
+    // MARK: Reading
+
+    public var nostrGroupID: [UInt8] { data.nostrGroupID }
+    public var mlsGroupID: [UInt8] { mls.groupID }
+    public var epoch: UInt64 { mls.epoch }
+    public var isActive: Bool { mls.isActive }
+
+    /// Member identities in leaf order.
+    public var members: [PublicKey] { mls.members.compactMap { $0.identity.flatMap { try? PublicKey(bytes: $0) } } }
+
+    /// Admins that are still members (MDK prunes its list the same way).
+    public var admins: [PublicKey] {
+        let present = Set(mls.members.compactMap(\.identity))
+        return data.admins.filter { present.contains($0) }.compactMap { try? PublicKey(bytes: $0) }
+    }
+
+    public func isAdmin(_ key: PublicKey) -> Bool { admins.contains(key) }
+
+    /// Whether the group's RequiredCapabilities name SelfRemove (then leaving uses it).
+    public var requiresSelfRemove: Bool { mls.extensions.requiredCapabilities?.proposalTypes.contains(.selfRemove) ?? false }
+
+    public var ownIdentity: PublicKey? {
+        mls.member(at: mls.ownLeafIndex)?.identity.flatMap { try? PublicKey(bytes: $0) }
+    }
+
+    // MARK: Creating and joining
+
+    /// Creates a group as MDK's `create_group` does: our leaf, 0xF2EE and the LCD
+    /// RequiredCapabilities, then — with invitees — the creation commit merged locally (never
+    /// published) and one Welcome rumor per invitee.
+    public static func create(
+        creator: PublicKey, name: String, description: String, admins: [PublicKey], relays: [RelayURL],
+        invitees: [VerifiedKeyPackageEvent], now: Int64, using rng: inout some RandomNumberGenerator
+    ) throws -> (group: MarmotGroup, welcomes: [OutgoingWelcome]) {
+        var adminKeys = admins.map(\.bytes)
+        if adminKeys.isEmpty { adminKeys = [creator.bytes] }
+        let data = NostrGroupData(name: name, description: description, admins: adminKeys, relays: relays, using: &rng)
+        let extensions = try MarmotProfile.groupContextExtensions(
+            data: data, required: MarmotProfile.requiredCapabilities(invitees: invitees))
+        var mls = try MLSGroup.create(
+            groupID: rng.randomBytes(16), credential: MarmotProfile.credential(for: creator),
+            signer: SignaturePrivateKey.generate(using: &rng), capabilities: MarmotProfile.capabilities,
+            lifetime: .standard(from: UInt64(max(0, now))), groupContextExtensions: extensions, using: &rng)
+        guard !invitees.isEmpty else { return (try MarmotGroup(mls: mls), []) }
+        let output = try mls.addMembers(invitees.map(\.keyPackage), using: &rng)
+        try mls.mergePendingCommit()
+        let group = try MarmotGroup(mls: mls)
+        let welcomes = try group.welcomeRumors(output, invitees: invitees, committer: creator, now: now)
+        return (group, welcomes)
+    }
+
+    /// Joins from a verified Welcome rumor with the KeyPackage it names. The group must carry
+    /// Nostr Group Data.
+    public static func join(welcome: VerifiedWelcomeRumor, keyPackage: KeyPackageBundle) throws -> MarmotGroup {
+        try MarmotGroup(mls: MLSGroup.join(welcome: welcome.welcome, keyPackage: keyPackage))
+    }
+
+    // MARK: Incoming group events
+
+    /// The exporter secrets a kind-445 event may be encrypted with: the current epoch's, then
+    /// up to five past epochs', newest first.
+    public func exporterSecrets() throws -> [Secret] {
+        try mls.retainedEpochs.sorted(by: >).prefix(GroupEvent.pastEpochLookback + 1).map {
+            try mls.exporter(label: GroupEvent.exporterLabel, context: GroupEvent.exporterContext,
+                             length: GroupEvent.exporterSecretLength, epoch: $0)
+        }
+    }
+
+    public func decrypt(_ event: ValidatedGroupEvent) throws -> DecryptedGroupEvent {
+        try event.decrypt(using: exporterSecrets())
+    }
+
+    /// Processes a decrypted group event: an application message (its inner event checked
+    /// against the MLS sender), a proposal, or a commit (authorized by MDK's admin rules).
+    ///
+    /// A commit for the epoch just left replaces the applied one when it is earlier by MDK's
+    /// rule; otherwise it is a `staleCommit`. Anything for a later epoch is `epochUnavailable`
+    /// (the caller holds it until the commits before it arrive).
+    public mutating func process(_ event: DecryptedGroupEvent) throws -> GroupEventOutcome {
+        let framed = try ProtectedMessage(event.message)
+        guard framed.groupID == mls.groupID else { throw MLSError.wrongGroupID }
+        let time = UInt64(max(0, event.event.createdAt))
+        let order = CommitOrder(event.event)
+
+        if framed.contentType == .commit, framed.epoch + 1 == mls.epoch, let rollback, rollback.state.epoch == framed.epoch {
+            guard order < rollback.order else { throw MarmotError.staleCommit(epoch: framed.epoch) }
+            var candidate = rollback.state
+            candidate.clearPendingCommit()
+            let base = try MarmotGroup(mls: candidate)
+            let summary = try base.applyCommit(event.message, to: &candidate, time: time)
+            self.mls = candidate
+            self.data = try NostrGroupData(extensions: candidate.extensions) ?? data
+            self.rollback = RollbackPoint(state: base.mls, order: order)
+            return .commit(summary, replaced: rollback.order)
+        }
+        if framed.epoch > mls.epoch { throw MarmotError.epochUnavailable(epoch: framed.epoch, current: mls.epoch) }
+
+        var next = mls
+        if framed.contentType == .commit {
+            let summary = try applyCommit(event.message, to: &next, time: time)
+            var before = mls
+            before.clearPendingCommit()
+            self.mls = next
+            self.data = try NostrGroupData(extensions: next.extensions) ?? data
+            self.rollback = RollbackPoint(state: before, order: order)
+            return .commit(summary, replaced: nil)
+        }
+        let result = try next.process(event.message, at: time)
+        switch result {
+        case .application(let application):
+            guard let identity = application.sender.identity else {
+                throw MarmotError.commitNotAuthorized("the sender has no basic credential")
+            }
+            let inner = try InnerEvent.verify(applicationData: application.data, senderIdentity: identity)
+            self.mls = next
+            return .application(inner, epoch: application.epoch)
+        case .proposal(let proposal):
+            guard let sender = mls.member(at: proposal.sender) else { throw MLSError.blankLeaf(proposal.sender.value) }
+            self.mls = next
+            return classify(proposal, from: sender)
+        case .commit(let summary):
+            // Only our own pending commit echoed back reaches here (handled above otherwise).
+            var before = mls
+            before.clearPendingCommit()
+            self.mls = next
+            self.data = try NostrGroupData(extensions: next.extensions) ?? data
+            self.rollback = RollbackPoint(state: before, order: order)
+            return .commit(summary, replaced: nil)
+        }
+    }
+
+    private func applyCommit(_ message: MLSMessage, to group: inout MLSGroup, time: UInt64) throws -> CommitSummary {
+        let admins = data.admins
+        let members = mls.members
+        let processed = try group.process(message, at: time) { summary in
+            try AdminPolicy.authorize(summary, admins: admins, members: members)
+        }
+        guard case .commit(let summary) = processed else { throw MLSError.invalidCommit("not a commit") }
+        return summary
+    }
+
+    /// MDK's proposal rules: every member commits a SelfRemove from a non-admin; a legacy
+    /// Remove of the proposer itself is committed by admins; everything else waits or is ignored.
+    private func classify(_ proposal: StoredProposal, from sender: Member) -> GroupEventOutcome {
+        let senderIsAdmin = sender.identity.map { data.admins.contains($0) } ?? false
+        switch proposal.proposal {
+        case .selfRemove:
+            if senderIsAdmin { return .proposalKept(proposal, from: sender, reason: "SelfRemove from an admin is ignored") }
+            return .proposalToCommit(proposal, from: sender)
+        case .remove(let remove) where remove.removed == sender.leafIndex.value:
+            if let own = ownIdentity, isAdmin(own), !senderIsAdmin { return .proposalToCommit(proposal, from: sender) }
+            return .proposalKept(proposal, from: sender, reason: "a leave request for an admin to commit")
+        default:
+            return .proposalKept(proposal, from: sender, reason: "proposal type ignored by Marmot")
+        }
+    }
+
+    // MARK: Outgoing
+
+    /// Encrypts an inner event (a rumor authored by us) as a kind-445 event of the current epoch.
+    public mutating func seal(_ rumor: Rumor, now: Int64, using rng: inout some RandomNumberGenerator) throws -> Event {
+        guard mls.isActive else { throw MarmotError.groupInactive }
+        var next = mls
+        let message = try next.encryptApplicationMessage(rumor.jsonBytes, using: &rng)
+        let event = try sealMessage(message, now: now, using: &rng)
+        mls = next
+        return event
+    }
+
+    /// Adds members (admins only). The commit waits as pending until `mergePendingCommit`.
+    public mutating func addMembers(_ keyPackages: [VerifiedKeyPackageEvent], committer: PublicKey, now: Int64,
+                                    using rng: inout some RandomNumberGenerator) throws -> PendingCommitEvent {
+        try requireAdmin(committer)
+        return try commit(now: now, using: &rng) { group, rng in
+            try group.addMembers(keyPackages.map(\.keyPackage), using: &rng)
+        } welcomes: { output, group in
+            try group.welcomeRumors(output, invitees: keyPackages, committer: committer, now: now)
+        }
+    }
+
+    /// Removes members by identity (admins only).
+    public mutating func removeMembers(_ keys: [PublicKey], committer: PublicKey, now: Int64,
+                                       using rng: inout some RandomNumberGenerator) throws -> PendingCommitEvent {
+        try requireAdmin(committer)
+        let leaves = try keys.map { key -> LeafIndex in
+            guard let member = mls.members.first(where: { $0.identity == key.bytes }) else { throw MarmotError.notAMember(key.hex) }
+            return member.leafIndex
+        }
+        let remaining = admins.filter { !keys.contains($0) }
+        guard !remaining.isEmpty else { throw MarmotError.lastAdmin }
+        return try commit(now: now, using: &rng) { group, rng in try group.removeMembers(leaves, using: &rng) }
+    }
+
+    /// Replaces the Nostr Group Data (rename, description, admins, relays), keeping the
+    /// RequiredCapabilities (admins only; never zero admins, every admin a member).
+    public mutating func updateData(_ newData: NostrGroupData, committer: PublicKey, now: Int64,
+                                    using rng: inout some RandomNumberGenerator) throws -> PendingCommitEvent {
+        try requireAdmin(committer)
+        let present = Set(mls.members.compactMap(\.identity))
+        guard !newData.admins.isEmpty else { throw MarmotError.lastAdmin }
+        for admin in newData.admins where !present.contains(admin) { throw MarmotError.notAMember(Hex.encode(admin)) }
+        var extensions = mls.extensions
+        extensions.set(try newData.groupContextExtension())
+        return try commit(now: now, using: &rng) { group, rng in try group.updateGroupContextExtensions(extensions, using: &rng) }
+    }
+
+    /// Refreshes our leaf and path with a new signature key (MDK's `self_update`).
+    public mutating func selfUpdate(now: Int64, using rng: inout some RandomNumberGenerator) throws -> PendingCommitEvent {
+        let signer = try SignaturePrivateKey.generate(using: &rng)
+        return try commit(now: now, using: &rng) { group, rng in try group.selfUpdate(newSigner: signer, using: &rng) }
+    }
+
+    /// Commits the proposals received this epoch (a SelfRemove every member commits).
+    public mutating func commitProposals(now: Int64, using rng: inout some RandomNumberGenerator) throws -> PendingCommitEvent {
+        try commit(now: now, using: &rng) { group, rng in try group.commitPendingProposals(using: &rng) }
+    }
+
+    /// Our leave proposal: SelfRemove (a PublicMessage) where the group requires it, else MDK's
+    /// legacy Remove of our own leaf. Admins must demote themselves first.
+    public mutating func leaveProposal(now: Int64, using rng: inout some RandomNumberGenerator) throws -> Event {
+        guard mls.isActive else { throw MarmotError.groupInactive }
+        if let own = ownIdentity, isAdmin(own) { throw MarmotError.commitNotAuthorized("admins must demote themselves before leaving") }
+        var next = mls
+        let message: MLSMessage
+        if requiresSelfRemove {
+            message = try next.proposeSelfRemove(using: &rng)
+        } else {
+            message = try next.propose(.remove(RemoveProposal(removed: next.ownLeafIndex.value)), using: &rng)
+        }
+        let event = try sealMessage(message, now: now, using: &rng)
+        mls = next
+        return event
+    }
+
+    /// Moves to the epoch of our pending commit once a relay accepted `event`.
+    @discardableResult
+    public mutating func mergePendingCommit(published event: Event) throws -> CommitSummary {
+        var before = mls
+        before.clearPendingCommit()
+        var next = mls
+        let summary = try next.mergePendingCommit()
+        mls = next
+        data = try NostrGroupData(extensions: next.extensions) ?? data
+        rollback = RollbackPoint(state: before, order: CommitOrder(event))
+        return summary
+    }
+
+    /// Drops our pending commit (publishing failed, or another commit took the epoch).
+    public mutating func clearPendingCommit() { mls.clearPendingCommit() }
+
+    // MARK: Helpers
+
+    private func requireAdmin(_ committer: PublicKey) throws {
+        guard mls.isActive else { throw MarmotError.groupInactive }
+        guard isAdmin(committer) else { throw MarmotError.notAdmin }
+    }
+
+    private mutating func commit<R: RandomNumberGenerator>(
+        now: Int64, using rng: inout R,
+        _ make: (inout MLSGroup, inout R) throws -> CommitOutput,
+        welcomes: ((CommitOutput, MarmotGroup) throws -> [OutgoingWelcome])? = nil
+    ) throws -> PendingCommitEvent {
+        guard mls.isActive else { throw MarmotError.groupInactive }
+        var next = mls
+        let output = try make(&next, &rng)
+        let event = try sealMessage(output.commit, now: now, using: &rng)
+        let rumors = try welcomes?(output, self) ?? []
+        mls = next
+        return PendingCommitEvent(event: event, welcomes: rumors, summary: output.summary)
+    }
+
+    /// Seals an MLS message with the current epoch's exporter secret.
+    private func sealMessage(_ message: MLSMessage, now: Int64, using rng: inout some RandomNumberGenerator) throws -> Event {
+        let secret = try mls.exporter(label: GroupEvent.exporterLabel, context: GroupEvent.exporterContext,
+                                      length: GroupEvent.exporterSecretLength)
+        return try GroupEvent.seal(message: message, exporterSecret: secret, nostrGroupID: data.nostrGroupID, createdAt: now, rng: &rng)
+    }
+
+    private func welcomeRumors(_ output: CommitOutput, invitees: [VerifiedKeyPackageEvent], committer: PublicKey,
+                               now: Int64) throws -> [OutgoingWelcome] {
+        guard let welcome = output.welcome else { return [] }
+        let message = MLSMessage(body: .welcome(welcome))
+        return try invitees.map {
+            OutgoingWelcome(recipient: $0.identity, rumor: try WelcomeRumor.build(
+                welcome: message, keyPackageEventID: $0.event.id, relays: data.relays, committer: committer, createdAt: now))
+        }
+    }
+}
