@@ -16,7 +16,7 @@ struct Migration {
 }
 
 enum Schema {
-    static let migrations: [Migration] = [v1]
+    static let migrations: [Migration] = [v1, v2]
 
     static var latestVersion: Int { migrations.last?.version ?? 0 }
 
@@ -61,6 +61,94 @@ enum Schema {
             processed_at INTEGER NOT NULL
         ) WITHOUT ROWID
         """,
+    ])
+
+    /// v2: Marmot — our KeyPackages, groups (MLS state and the rollback point), invites
+    /// awaiting consent, decrypted messages, member names, the outbox and small settings.
+    static let v2 = Migration(version: 2, statements: [
+        // KeyPackages we published, with their private keys (last resort: kept after use).
+        """
+        CREATE TABLE key_packages (
+            ref BLOB PRIMARY KEY NOT NULL CHECK (length(ref) = 32),
+            event_id BLOB CHECK (event_id IS NULL OR length(event_id) = 32),
+            legacy_event_id BLOB CHECK (legacy_event_id IS NULL OR length(legacy_event_id) = 32),
+            slot TEXT NOT NULL,
+            bundle BLOB NOT NULL,
+            created_at INTEGER NOT NULL,
+            not_after INTEGER NOT NULL,
+            consumed_at INTEGER
+        ) WITHOUT ROWID
+        """,
+        "CREATE INDEX key_packages_by_event ON key_packages (event_id)",
+        "CREATE INDEX key_packages_by_legacy_event ON key_packages (legacy_event_id)",
+        """
+        CREATE TABLE groups (
+            mls_group_id BLOB PRIMARY KEY NOT NULL,
+            nostr_group_id BLOB NOT NULL CHECK (length(nostr_group_id) = 32),
+            state TEXT NOT NULL CHECK (state IN ('pending', 'active', 'leaving', 'left', 'removed', 'declined')),
+            mls_state BLOB NOT NULL,
+            rollback_state BLOB,
+            rollback_created_at INTEGER,
+            rollback_event_id BLOB,
+            created_at INTEGER NOT NULL,
+            last_self_update INTEGER NOT NULL,
+            sync_since INTEGER NOT NULL
+        ) WITHOUT ROWID
+        """,
+        "CREATE INDEX groups_by_nostr_id ON groups (nostr_group_id)",
+        """
+        CREATE TABLE invites (
+            wrapper_id BLOB PRIMARY KEY NOT NULL CHECK (length(wrapper_id) = 32),
+            mls_group_id BLOB NOT NULL,
+            inviter BLOB NOT NULL CHECK (length(inviter) = 32),
+            rumor_json TEXT NOT NULL,
+            key_package_ref BLOB NOT NULL,
+            state TEXT NOT NULL CHECK (state IN ('pending', 'accepted', 'declined')),
+            received_at INTEGER NOT NULL
+        ) WITHOUT ROWID
+        """,
+        """
+        CREATE TABLE messages (
+            seq INTEGER PRIMARY KEY AUTOINCREMENT,
+            mls_group_id BLOB NOT NULL,
+            id BLOB NOT NULL CHECK (length(id) = 32),
+            event_id BLOB NOT NULL CHECK (length(event_id) = 32),
+            sender BLOB NOT NULL CHECK (length(sender) = 32),
+            kind INTEGER NOT NULL,
+            created_at INTEGER NOT NULL,
+            content TEXT NOT NULL,
+            rumor_json TEXT NOT NULL,
+            epoch INTEGER NOT NULL,
+            received_at INTEGER NOT NULL,
+            UNIQUE (mls_group_id, id)
+        )
+        """,
+        "CREATE INDEX messages_by_group ON messages (mls_group_id, created_at, seq)",
+        // Names for member keys: a Whistle nickname in one group, or a kind-0 profile name
+        // (mls_group_id empty) — the nickname wins.
+        """
+        CREATE TABLE member_names (
+            pubkey BLOB NOT NULL CHECK (length(pubkey) = 32),
+            mls_group_id BLOB NOT NULL,
+            name TEXT NOT NULL,
+            updated_at INTEGER NOT NULL,
+            PRIMARY KEY (pubkey, mls_group_id)
+        ) WITHOUT ROWID
+        """,
+        // Signed events owed to relays. A welcome waits for its commit (`after_event`) to be sent.
+        """
+        CREATE TABLE outbox (
+            event_id BLOB PRIMARY KEY NOT NULL CHECK (length(event_id) = 32),
+            mls_group_id BLOB,
+            purpose TEXT NOT NULL,
+            json TEXT NOT NULL,
+            relays TEXT NOT NULL,
+            after_event BLOB,
+            created_at INTEGER NOT NULL,
+            state TEXT NOT NULL CHECK (state IN ('pending', 'sent', 'failed'))
+        ) WITHOUT ROWID
+        """,
+        "CREATE TABLE settings (key TEXT PRIMARY KEY NOT NULL, value TEXT NOT NULL) WITHOUT ROWID",
     ])
 
     static func currentVersion(_ connection: SQLiteConnection) throws -> Int {

@@ -20,4 +20,11 @@ public final class StoreTransaction {
     public var events: EventRepository { EventRepository(transaction: self) }
     /// Ids of events the pipeline has already handled (dedup).
     public var processedEvents: ProcessedEventRepository { ProcessedEventRepository(transaction: self) }
+    public var keyPackages: KeyPackageRepository { KeyPackageRepository(transaction: self) }
+    public var groups: GroupRepository { GroupRepository(transaction: self) }
+    public var invites: InviteRepository { InviteRepository(transaction: self) }
+    public var messages: MessageRepository { MessageRepository(transaction: self) }
+    public var memberNames: MemberNameRepository { MemberNameRepository(transaction: self) }
+    public var outbox: OutboxRepository { OutboxRepository(transaction: self) }
+    public var settings: SettingsRepository { SettingsRepository(transaction: self) }
 }

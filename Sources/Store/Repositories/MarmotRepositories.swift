@@ -1,0 +1,278 @@
+/// Our published KeyPackages.
+public struct KeyPackageRepository {
+    let transaction: StoreTransaction
+
+    public func insert(_ kp: StoredKeyPackage) throws {
+        try require32(kp.ref, "the KeyPackageRef")
+        try transaction.connection().execute(
+            """
+            INSERT INTO key_packages (ref, event_id, legacy_event_id, slot, bundle, created_at, not_after, consumed_at)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+            """,
+            [.blob(kp.ref), kp.eventID.map { .blob($0) } ?? .null, kp.legacyEventID.map { .blob($0) } ?? .null, .text(kp.slot),
+             .blob(kp.bundle), .integer(kp.createdAt), .integer(kp.notAfter), kp.consumedAt.map { .integer($0) } ?? .null])
+    }
+
+    /// The KeyPackage published as event `eventID` (its 30443 or its 443 twin).
+    public func find(eventID: [UInt8]) throws -> StoredKeyPackage? {
+        try transaction.connection().queryFirst(
+            "\(Self.select) WHERE event_id = ? OR legacy_event_id = ?", [.blob(eventID), .blob(eventID)], row: Self.row)
+    }
+
+    public func find(ref: [UInt8]) throws -> StoredKeyPackage? {
+        try transaction.connection().queryFirst("\(Self.select) WHERE ref = ?", [.blob(ref)], row: Self.row)
+    }
+
+    /// All, newest first.
+    public func list() throws -> [StoredKeyPackage] {
+        try transaction.connection().query("\(Self.select) ORDER BY created_at DESC", row: Self.row)
+    }
+
+    public func markConsumed(ref: [UInt8], at time: Int64) throws {
+        try transaction.connection().execute(
+            "UPDATE key_packages SET consumed_at = ? WHERE ref = ? AND consumed_at IS NULL", [.integer(time), .blob(ref)])
+    }
+
+    public func delete(ref: [UInt8]) throws {
+        try transaction.connection().execute("DELETE FROM key_packages WHERE ref = ?", [.blob(ref)])
+    }
+
+    static let select = "SELECT ref, event_id, legacy_event_id, slot, bundle, created_at, not_after, consumed_at FROM key_packages"
+
+    static func row(_ s: SQLiteStatement) -> StoredKeyPackage {
+        StoredKeyPackage(ref: s.blob(0) ?? [], eventID: s.blob(1), legacyEventID: s.blob(2), slot: s.text(3) ?? "",
+                         bundle: s.blob(4) ?? [], createdAt: s.int64(5), notAfter: s.int64(6),
+                         consumedAt: s.isNull(7) ? nil : s.int64(7))
+    }
+}
+
+/// Groups and their MLS state.
+public struct GroupRepository {
+    let transaction: StoreTransaction
+
+    /// Inserts or replaces the whole row.
+    public func save(_ g: StoredGroup) throws {
+        try transaction.connection().execute(
+            """
+            INSERT OR REPLACE INTO groups (mls_group_id, nostr_group_id, state, mls_state, rollback_state, rollback_created_at,
+                rollback_event_id, created_at, last_self_update, sync_since) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+            """,
+            [.blob(g.mlsGroupID), .blob(g.nostrGroupID), .text(g.state.rawValue), .blob(g.mlsState),
+             g.rollbackState.map { .blob($0) } ?? .null, g.rollbackCreatedAt.map { .integer($0) } ?? .null,
+             g.rollbackEventID.map { .blob($0) } ?? .null, .integer(g.createdAt), .integer(g.lastSelfUpdate), .integer(g.syncSince)])
+    }
+
+    public func get(mlsGroupID: [UInt8]) throws -> StoredGroup? {
+        try transaction.connection().queryFirst("\(Self.select) WHERE mls_group_id = ?", [.blob(mlsGroupID)], row: Self.row)
+    }
+
+    public func find(nostrGroupID: [UInt8]) throws -> [StoredGroup] {
+        try transaction.connection().query("\(Self.select) WHERE nostr_group_id = ?", [.blob(nostrGroupID)], row: Self.row)
+    }
+
+    /// All groups, oldest first.
+    public func list() throws -> [StoredGroup] {
+        try transaction.connection().query("\(Self.select) ORDER BY created_at, mls_group_id", row: Self.row)
+    }
+
+    public func delete(mlsGroupID: [UInt8]) throws {
+        try transaction.connection().execute("DELETE FROM groups WHERE mls_group_id = ?", [.blob(mlsGroupID)])
+    }
+
+    static let select = """
+        SELECT mls_group_id, nostr_group_id, state, mls_state, rollback_state, rollback_created_at, rollback_event_id,
+               created_at, last_self_update, sync_since FROM groups
+        """
+
+    static func row(_ s: SQLiteStatement) throws -> StoredGroup {
+        guard let state = StoredGroup.State(rawValue: s.text(2) ?? "") else { throw StoreError.storeCorrupt("a group has an unknown state") }
+        return StoredGroup(mlsGroupID: s.blob(0) ?? [], nostrGroupID: s.blob(1) ?? [], state: state, mlsState: s.blob(3) ?? [],
+                           rollbackState: s.blob(4), rollbackCreatedAt: s.isNull(5) ? nil : s.int64(5), rollbackEventID: s.blob(6),
+                           createdAt: s.int64(7), lastSelfUpdate: s.int64(8), syncSince: s.int64(9))
+    }
+}
+
+/// Welcomes awaiting consent.
+public struct InviteRepository {
+    let transaction: StoreTransaction
+
+    public func insert(_ i: StoredInvite) throws {
+        try require32(i.wrapperID, "the gift wrap id")
+        try transaction.connection().execute(
+            """
+            INSERT INTO invites (wrapper_id, mls_group_id, inviter, rumor_json, key_package_ref, state, received_at)
+            VALUES (?, ?, ?, ?, ?, ?, ?)
+            """,
+            [.blob(i.wrapperID), .blob(i.mlsGroupID), .blob(i.inviter), .text(i.rumorJSON), .blob(i.keyPackageRef),
+             .text(i.state.rawValue), .integer(i.receivedAt)])
+    }
+
+    public func get(wrapperID: [UInt8]) throws -> StoredInvite? {
+        try transaction.connection().queryFirst("\(Self.select) WHERE wrapper_id = ?", [.blob(wrapperID)], row: Self.row)
+    }
+
+    public func list(state: StoredInvite.State? = nil) throws -> [StoredInvite] {
+        if let state {
+            return try transaction.connection().query("\(Self.select) WHERE state = ? ORDER BY received_at", [.text(state.rawValue)],
+                                                      row: Self.row)
+        }
+        return try transaction.connection().query("\(Self.select) ORDER BY received_at", row: Self.row)
+    }
+
+    public func setState(wrapperID: [UInt8], _ state: StoredInvite.State) throws {
+        try transaction.connection().execute("UPDATE invites SET state = ? WHERE wrapper_id = ?", [.text(state.rawValue), .blob(wrapperID)])
+    }
+
+    static let select = "SELECT wrapper_id, mls_group_id, inviter, rumor_json, key_package_ref, state, received_at FROM invites"
+
+    static func row(_ s: SQLiteStatement) throws -> StoredInvite {
+        guard let state = StoredInvite.State(rawValue: s.text(5) ?? "") else { throw StoreError.storeCorrupt("an invite has an unknown state") }
+        return StoredInvite(wrapperID: s.blob(0) ?? [], mlsGroupID: s.blob(1) ?? [], inviter: s.blob(2) ?? [], rumorJSON: s.text(3) ?? "",
+                            keyPackageRef: s.blob(4) ?? [], state: state, receivedAt: s.int64(6))
+    }
+}
+
+/// Decrypted inner events.
+public struct MessageRepository {
+    let transaction: StoreTransaction
+
+    /// Stores a message; returns false (keeping the first) when the group already has this id.
+    @discardableResult
+    public func insert(_ m: StoredMessage) throws -> Bool {
+        try transaction.connection().execute(
+            """
+            INSERT OR IGNORE INTO messages (mls_group_id, id, event_id, sender, kind, created_at, content, rumor_json, epoch, received_at)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+            """,
+            [.blob(m.mlsGroupID), .blob(m.id), .blob(m.eventID), .blob(m.sender), .int(m.kind), .integer(m.createdAt),
+             .text(m.content), .text(m.rumorJSON), .integer(m.epoch), .integer(m.receivedAt)]) > 0
+    }
+
+    /// The group's messages ordered by created_at, ties in arrival order; the newest `limit` when given.
+    public func list(mlsGroupID: [UInt8], kinds: [Int]? = nil, limit: Int? = nil) throws -> [StoredMessage] {
+        var sql = "\(Self.select) WHERE mls_group_id = ?"
+        var values: [SQLiteValue] = [.blob(mlsGroupID)]
+        if let kinds, !kinds.isEmpty {
+            sql += " AND kind IN (\(kinds.map { _ in "?" }.joined(separator: ",")))"
+            values += kinds.map { .int($0) }
+        }
+        if let limit {
+            sql = "SELECT * FROM (\(sql) ORDER BY created_at DESC, seq DESC LIMIT ?) ORDER BY created_at, seq"
+            values.append(.int(limit))
+        } else {
+            sql += " ORDER BY created_at, seq"
+        }
+        return try transaction.connection().query(sql, values, row: Self.row)
+    }
+
+    public func count(mlsGroupID: [UInt8]? = nil) throws -> Int {
+        if let mlsGroupID {
+            return try transaction.connection().queryFirst("SELECT count(*) FROM messages WHERE mls_group_id = ?", [.blob(mlsGroupID)]) {
+                $0.int(0)
+            } ?? 0
+        }
+        return try transaction.connection().queryFirst("SELECT count(*) FROM messages") { $0.int(0) } ?? 0
+    }
+
+    static let select = """
+        SELECT seq, mls_group_id, id, event_id, sender, kind, created_at, content, rumor_json, epoch, received_at FROM messages
+        """
+
+    static func row(_ s: SQLiteStatement) -> StoredMessage {
+        StoredMessage(seq: s.int64(0), mlsGroupID: s.blob(1) ?? [], id: s.blob(2) ?? [], eventID: s.blob(3) ?? [], sender: s.blob(4) ?? [],
+                      kind: s.int(5), createdAt: s.int64(6), content: s.text(7) ?? "", rumorJSON: s.text(8) ?? "",
+                      epoch: s.int64(9), receivedAt: s.int64(10))
+    }
+}
+
+/// Display names of member keys: per-group nicknames and profile names (empty group id).
+public struct MemberNameRepository {
+    let transaction: StoreTransaction
+
+    public func set(pubkey: [UInt8], mlsGroupID: [UInt8], name: String, at time: Int64) throws {
+        try transaction.connection().execute(
+            "INSERT OR REPLACE INTO member_names (pubkey, mls_group_id, name, updated_at) VALUES (?, ?, ?, ?)",
+            [.blob(pubkey), .blob(mlsGroupID), .text(name), .integer(time)])
+    }
+
+    /// The nickname in the group if any, else the profile name.
+    public func name(pubkey: [UInt8], mlsGroupID: [UInt8]) throws -> String? {
+        try transaction.connection().queryFirst(
+            """
+            SELECT name FROM member_names WHERE pubkey = ? AND (mls_group_id = ? OR mls_group_id = x'')
+            ORDER BY length(mls_group_id) DESC LIMIT 1
+            """, [.blob(pubkey), .blob(mlsGroupID)]) { $0.text(0) } ?? nil
+    }
+
+    public func updatedAt(pubkey: [UInt8], mlsGroupID: [UInt8]) throws -> Int64? {
+        try transaction.connection().queryFirst(
+            "SELECT updated_at FROM member_names WHERE pubkey = ? AND mls_group_id = ?", [.blob(pubkey), .blob(mlsGroupID)]) { $0.int64(0) }
+    }
+}
+
+/// Signed events owed to relays.
+public struct OutboxRepository {
+    let transaction: StoreTransaction
+
+    public func insert(_ e: OutboxEntry) throws {
+        try require32(e.eventID, "the event id")
+        try transaction.connection().execute(
+            """
+            INSERT OR REPLACE INTO outbox (event_id, mls_group_id, purpose, json, relays, after_event, created_at, state)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+            """,
+            [.blob(e.eventID), e.mlsGroupID.map { .blob($0) } ?? .null, .text(e.purpose), .text(e.json),
+             .text(e.relays.joined(separator: "\n")), e.afterEvent.map { .blob($0) } ?? .null, .integer(e.createdAt),
+             .text(e.state.rawValue)])
+    }
+
+    /// Pending entries whose prerequisite (if any) was sent, oldest first.
+    public func ready() throws -> [OutboxEntry] {
+        try transaction.connection().query(
+            """
+            \(Self.select) WHERE o.state = 'pending' AND (o.after_event IS NULL OR EXISTS
+                (SELECT 1 FROM outbox p WHERE p.event_id = o.after_event AND p.state = 'sent'))
+            ORDER BY o.created_at, o.event_id
+            """, row: Self.row)
+    }
+
+    public func pending() throws -> [OutboxEntry] {
+        try transaction.connection().query("\(Self.select) WHERE o.state = 'pending' ORDER BY o.created_at", row: Self.row)
+    }
+
+    public func get(eventID: [UInt8]) throws -> OutboxEntry? {
+        try transaction.connection().queryFirst("\(Self.select) WHERE o.event_id = ?", [.blob(eventID)], row: Self.row)
+    }
+
+    public func setState(eventID: [UInt8], _ state: OutboxEntry.State) throws {
+        try transaction.connection().execute("UPDATE outbox SET state = ? WHERE event_id = ?", [.text(state.rawValue), .blob(eventID)])
+    }
+
+    /// Marks entries waiting on `eventID` failed (their commit was never sent).
+    public func failDependents(of eventID: [UInt8]) throws {
+        try transaction.connection().execute(
+            "UPDATE outbox SET state = 'failed' WHERE after_event = ? AND state = 'pending'", [.blob(eventID)])
+    }
+
+    static let select = "SELECT o.event_id, o.mls_group_id, o.purpose, o.json, o.relays, o.after_event, o.created_at, o.state FROM outbox o"
+
+    static func row(_ s: SQLiteStatement) throws -> OutboxEntry {
+        guard let state = OutboxEntry.State(rawValue: s.text(7) ?? "") else { throw StoreError.storeCorrupt("an outbox entry has an unknown state") }
+        let relays = (s.text(4) ?? "").split(separator: "\n").map(String.init)
+        return OutboxEntry(eventID: s.blob(0) ?? [], mlsGroupID: s.blob(1), purpose: s.text(2) ?? "", json: s.text(3) ?? "",
+                           relays: relays, afterEvent: s.blob(5), createdAt: s.int64(6), state: state)
+    }
+}
+
+/// Small named values (sync cursors, periods).
+public struct SettingsRepository {
+    let transaction: StoreTransaction
+
+    public func get(_ key: String) throws -> String? {
+        try transaction.connection().queryFirst("SELECT value FROM settings WHERE key = ?", [.text(key)]) { $0.text(0) } ?? nil
+    }
+
+    public func set(_ key: String, _ value: String) throws {
+        try transaction.connection().execute("INSERT OR REPLACE INTO settings (key, value) VALUES (?, ?)", [.text(key), .text(value)])
+    }
+}
