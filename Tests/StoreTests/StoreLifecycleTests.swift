@@ -23,7 +23,7 @@ final class StoreLifecycleTests: StoreTestCase {
         XCTAssertEqual(try reopened.identity(), StoredIdentity(secretKey: [UInt8](repeating: 0x5A, count: 32), createdAt: 1_700_000_000))
         XCTAssertEqual(try reopened.relays(), [StoredRelay(url: "wss://relay.example", addedAt: 10)])
         XCTAssertEqual(try reopened.event(id: testID(1)), testEvent(1))
-        XCTAssertEqual(try reopened.schemaVersion(), 1)
+        XCTAssertEqual(try reopened.schemaVersion(), Schema.latestVersion)
     }
 
     func testWrongPassphraseIsReportedAsSuch() throws {
@@ -128,7 +128,7 @@ final class StoreLifecycleTests: StoreTestCase {
             return try ["journal_mode", "foreign_keys", "secure_delete", "synchronous", "temp_store", "cipher_page_size", "user_version"]
                 .map { pragma in try c.queryFirst("PRAGMA \(pragma)") { $0.text(0) ?? "" } ?? "" }
         }
-        XCTAssertEqual(settings, ["wal", "1", "1", "2", "2", "4096", "1"])
+        XCTAssertEqual(settings, ["wal", "1", "1", "2", "2", "4096", String(Schema.latestVersion)])
     }
 
     func testHomeWithMissingParentsIsCreated() throws {
