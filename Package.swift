@@ -68,7 +68,7 @@ let package = Package(
         // Wiring and programs.
         .target(
             name: "Node",
-            dependencies: ["Nostr", "RelayClient", "Store", .product(name: "Logging", package: "swift-log")],
+            dependencies: ["Nostr", "MLS", "Marmot", "RelayClient", "Store", .product(name: "Logging", package: "swift-log")],
             swiftSettings: swift5
         ),
         .target(

@@ -1,18 +1,21 @@
 import Foundation
 import Logging
+import Marmot
 import Nostr
 import Store
 
 /// The node: one identity, its encrypted store and its relays. Commands of the CLI are methods
 /// here; the CLI only parses, resolves the home and passphrase, and prints.
 ///
-/// Issue-2 scope: identity, relay configuration, publishing and fetching plain events. The
-/// Marmot pipeline, `run` and the mesh attach to this type later.
+/// Identity, relays and plain events here; the Marmot pipeline in the `BurrowNode+…` files;
+/// Pigeon and the mesh attach to this type later.
 public final class BurrowNode {
     public let home: URL
     public let keys: Keys
     let store: BurrowStore
     let logger: Logger
+    /// Relay connections kept for the length of a command (or of `run`).
+    let pools = PoolCache()
 
     init(home: URL, store: BurrowStore, keys: Keys, logger: Logger) {
         self.home = home
@@ -68,7 +71,7 @@ public final class BurrowNode {
     /// Adds relays (validated and normalized); returns the configured list.
     @discardableResult
     public func addRelays(_ urls: [String]) throws -> [String] {
-        let parsed = try urls.map { try RelayURL($0) }
+        let parsed = try urls.map { try Self.relayURL($0) }
         try store.transaction { tx in
             for url in parsed { _ = try tx.relays.add(url: url.string) }
         }
@@ -78,7 +81,7 @@ public final class BurrowNode {
     /// Removes a relay; removing one that is not configured is `invalid_input`.
     @discardableResult
     public func removeRelay(_ url: String) throws -> [String] {
-        let parsed = try RelayURL(url)
+        let parsed = try Self.relayURL(url)
         guard try store.removeRelay(url: parsed.string) else {
             throw NodeError.invalidInput("\(parsed) is not a configured relay")
         }
@@ -86,4 +89,12 @@ public final class BurrowNode {
     }
 
     static func now() -> Int64 { Int64(Date().timeIntervalSince1970) }
+
+    /// Parses and normalizes a relay URL as rust-nostr does (the form written into KeyPackages
+    /// and group data).
+    static func relayURL(_ text: String) throws -> RelayURL {
+        do { return try RelayURL(text.trimmingCharacters(in: .whitespacesAndNewlines)) } catch {
+            throw NodeError.invalidInput("not a relay URL (ws:// or wss://): \(text)")
+        }
+    }
 }

@@ -1,0 +1,241 @@
+import Foundation
+import MLS
+import Marmot
+import Nostr
+import Store
+
+/// Group lifecycle: create, add, remove, rename, admins, self-update, leave.
+///
+/// Every commit follows MIP-02's order: the new state (with the pending commit) and the signed
+/// events are stored first; then the commit is published; only after a relay accepted it is
+/// it merged and are the welcomes sent. If no relay accepts it, it is cleared.
+extension BurrowNode {
+    /// Creates a group with us as admin (plus `admins`), inviting `invitees`: their KeyPackages
+    /// are fetched, the creation commit is merged locally (never published) and each invitee
+    /// gets a welcome on their inbox relays and ours.
+    public func createGroup(name: String, description: String, invitees: [PublicKey], admins: [PublicKey],
+                            timeout: Duration) async throws -> GroupView {
+        let ours = try relays()
+        guard !ours.isEmpty else { throw NodeError.invalidInput("no relays configured: add one with `burrow relay add URL`") }
+        for admin in admins where admin != publicKey && !invitees.contains(admin) {
+            throw NodeError.invalidInput("admin \(admin.hex) is not invited")
+        }
+        var fetched: [InviteeKeyPackage] = []
+        for invitee in unique(invitees) where invitee != publicKey {
+            fetched.append(try await fetchKeyPackage(for: invitee, timeout: timeout))
+        }
+        var rng = SystemRandomNumberGenerator()
+        let now = Self.now()
+        let (group, welcomes) = try MarmotGroup.create(
+            creator: publicKey, name: name, description: description, admins: unique([publicKey] + admins),
+            relays: try ours.map(Self.relayURL), invitees: fetched.map(\.keyPackage), now: now, using: &rng)
+        let wraps = try giftWraps(welcomes, invitees: fetched, now: now, using: &rng)
+        var loaded = LoadedGroup(row: StoredGroup(
+            mlsGroupID: group.mlsGroupID, nostrGroupID: group.nostrGroupID, state: .active, mlsState: [], createdAt: now,
+            lastSelfUpdate: now, syncSince: now), group: group)
+        try store.transaction { tx in
+            try loaded.save(tx)
+            for (wrap, urls) in wraps {
+                try tx.outbox.insert(OutboxEntry(eventID: wrap.id.bytes, mlsGroupID: group.mlsGroupID, purpose: "welcome",
+                                                 json: wrap.jsonString, relays: urls, createdAt: now))
+            }
+        }
+        await flushOutbox(timeout: timeout)
+        return loaded.view
+    }
+
+    /// Adds members (admins only): fetch their KeyPackages, commit, publish, merge, welcome.
+    public func addMembers(_ groupText: String, keys invitees: [PublicKey], timeout: Duration) async throws -> GroupView {
+        let id = try await catchUp(groupText, timeout: timeout)
+        let current = try store.transaction { try loadGroup(mlsGroupID: id, in: $0) }
+        guard current.group.isAdmin(publicKey) else { throw NodeError.notAdmin("only admins may add members") }
+        let existing = Set(current.group.members)
+        var fetched: [InviteeKeyPackage] = []
+        for invitee in unique(invitees) {
+            guard !existing.contains(invitee) else { throw NodeError.invalidInput("\(invitee.hex) is already a member") }
+            fetched.append(try await fetchKeyPackage(for: invitee, timeout: timeout))
+        }
+        guard !fetched.isEmpty else { throw NodeError.invalidInput("name at least one key to add") }
+        return try await commit(id, timeout: timeout, invitees: fetched) { group, now, rng in
+            try group.addMembers(fetched.map(\.keyPackage), committer: self.publicKey, now: now, using: &rng)
+        }
+    }
+
+    /// Removes members (admins only).
+    public func removeMembers(_ groupText: String, keys: [PublicKey], timeout: Duration) async throws -> GroupView {
+        let id = try await catchUp(groupText, timeout: timeout)
+        return try await commit(id, timeout: timeout) { group, now, rng in
+            try group.removeMembers(self.unique(keys), committer: self.publicKey, now: now, using: &rng)
+        }
+    }
+
+    /// Renames the group and/or changes its description (admins only).
+    public func updateGroup(_ groupText: String, name: String?, description: String?, timeout: Duration) async throws -> GroupView {
+        let id = try await catchUp(groupText, timeout: timeout)
+        return try await commit(id, timeout: timeout) { group, now, rng in
+            var data = group.data
+            if let name { data.name = name }
+            if let description { data.description = description }
+            return try group.updateData(data, committer: self.publicKey, now: now, using: &rng)
+        }
+    }
+
+    /// Adds and removes admins (admins only; every admin must be a member; never zero admins).
+    public func changeAdmins(_ groupText: String, add: [PublicKey], remove: [PublicKey], timeout: Duration) async throws -> GroupView {
+        let id = try await catchUp(groupText, timeout: timeout)
+        return try await commit(id, timeout: timeout) { group, now, rng in
+            let members = Set(group.members)
+            for key in add where !members.contains(key) { throw NodeError.invalidInput("\(key.hex) is not a member") }
+            var admins = Set(group.admins)
+            admins.formUnion(add)
+            admins.subtract(remove)
+            guard !admins.isEmpty else { throw NodeError.lastAdmin("the group would have no admin") }
+            var data = group.data
+            data.admins = admins.map(\.bytes)
+            return try group.updateData(data, committer: self.publicKey, now: now, using: &rng)
+        }
+    }
+
+    /// Refreshes our leaf with a new signature key (any member may).
+    public func selfUpdate(_ groupText: String, timeout: Duration) async throws -> GroupView {
+        let id = try await catchUp(groupText, timeout: timeout)
+        let view = try await commit(id, timeout: timeout) { group, now, rng in try group.selfUpdate(now: now, using: &rng) }
+        try store.transaction { tx in
+            var loaded = try loadGroup(mlsGroupID: id, in: tx)
+            loaded.row.lastSelfUpdate = Self.now()
+            try loaded.save(tx)
+        }
+        return view
+    }
+
+    /// Leaves: an admin first demotes itself (the last admin cannot leave), then a kind-2 leave
+    /// request goes to the admins and the leave proposal (SelfRemove where the group requires
+    /// it, else MDK's Remove of our own leaf). The group is `leaving` until a commit removes us.
+    public func leave(_ groupText: String, timeout: Duration) async throws -> GroupView {
+        let id = try await catchUp(groupText, timeout: timeout)
+        let current = try store.transaction { try loadGroup(mlsGroupID: id, in: $0) }
+        guard current.row.state == .active || current.row.state == .leaving else {
+            throw NodeError.invalidInput("the group is \(current.row.state.rawValue)")
+        }
+        if current.group.isAdmin(publicKey) {
+            guard current.group.admins.count > 1 else {
+                throw NodeError.lastAdmin("the last admin cannot leave: make another member admin first")
+            }
+            _ = try await commit(id, timeout: timeout) { group, now, rng in
+                var data = group.data
+                data.admins = group.admins.filter { $0 != self.publicKey }.map(\.bytes)
+                return try group.updateData(data, committer: self.publicKey, now: now, using: &rng)
+            }
+        }
+        _ = try await send(id, rumor: { try InnerEvent.leaveRequest(author: self.publicKey, createdAt: $0) }, timeout: timeout)
+        var rng = SystemRandomNumberGenerator()
+        let now = Self.now()
+        let (event, urls) = try store.transaction { tx -> (Event, [String]) in
+            var loaded = try loadGroup(mlsGroupID: id, in: tx)
+            let event = try loaded.group.leaveProposal(now: now, using: &rng)
+            loaded.row.state = .leaving
+            try loaded.save(tx)
+            let urls = try relayURLs(for: loaded.group)
+            try tx.processedEvents.mark(eventID: event.id.bytes, outcome: "own proposal", at: now)
+            try tx.outbox.insert(OutboxEntry(eventID: event.id.bytes, mlsGroupID: id, purpose: "proposal", json: event.jsonString,
+                                             relays: urls, createdAt: now))
+            return (event, urls)
+        }
+        try await publishAccepted(event, to: urls, timeout: timeout)
+        try store.transaction { try $0.outbox.setState(eventID: event.id.bytes, .sent) }
+        return try store.transaction { try loadGroup(mlsGroupID: id, in: $0).view }
+    }
+
+    // MARK: The commit flow
+
+    /// Makes a commit on the stored group, stores it pending with its welcomes, publishes it,
+    /// merges it once a relay accepted it (clears it otherwise), then sends the welcomes.
+    func commit(_ id: [UInt8], timeout: Duration, invitees: [InviteeKeyPackage] = [],
+                _ make: (inout MarmotGroup, Int64, inout SystemRandomNumberGenerator) throws -> MarmotGroup.PendingCommitEvent)
+        async throws -> GroupView
+    {
+        var rng = SystemRandomNumberGenerator()
+        let now = Self.now()
+        let (pending, urls) = try store.transaction { tx -> (MarmotGroup.PendingCommitEvent, [String]) in
+            var loaded = try loadGroup(mlsGroupID: id, in: tx)
+            guard loaded.row.state == .active || loaded.row.state == .leaving else {
+                throw NodeError.invalidInput("the group is \(loaded.row.state.rawValue)")
+            }
+            let pending: MarmotGroup.PendingCommitEvent
+            do { pending = try make(&loaded.group, now, &rng) } catch let error as MarmotError {
+                throw Self.nodeError(error)
+            }
+            // Wrapped before anything is stored: a welcome too big for a gift wrap fails here.
+            let wraps = try giftWraps(pending.welcomes, invitees: invitees, now: now, using: &rng)
+            try loaded.save(tx)
+            let urls = try relayURLs(for: loaded.group)
+            try tx.processedEvents.mark(eventID: pending.event.id.bytes, outcome: "own commit", at: now)
+            try tx.outbox.insert(OutboxEntry(eventID: pending.event.id.bytes, mlsGroupID: id, purpose: "commit",
+                                             json: pending.event.jsonString, relays: urls, createdAt: now))
+            for (wrap, wrapURLs) in wraps {
+                try tx.outbox.insert(OutboxEntry(eventID: wrap.id.bytes, mlsGroupID: id, purpose: "welcome", json: wrap.jsonString,
+                                                 relays: wrapURLs, afterEvent: pending.event.id.bytes, createdAt: now))
+            }
+            return (pending, urls)
+        }
+        do {
+            try await publishAccepted(pending.event, to: urls, timeout: timeout)
+        } catch {
+            try store.transaction { tx in
+                var loaded = try loadGroup(mlsGroupID: id, in: tx)
+                loaded.group.clearPendingCommit()
+                try loaded.save(tx)
+                try tx.outbox.setState(eventID: pending.event.id.bytes, .failed)
+                try tx.outbox.failDependents(of: pending.event.id.bytes)
+            }
+            throw error
+        }
+        let view = try store.transaction { tx -> GroupView in
+            var loaded = try loadGroup(mlsGroupID: id, in: tx)
+            if loaded.group.mls.pendingCommit != nil {
+                let summary = try loaded.group.mergePendingCommit(published: pending.event)
+                if summary.removedSelf { loaded.row.state = .left }
+            }
+            loaded.row.syncSince = max(loaded.row.syncSince, pending.event.createdAt)
+            try loaded.save(tx)
+            try tx.outbox.setState(eventID: pending.event.id.bytes, .sent)
+            return loaded.view
+        }
+        await flushOutbox(timeout: timeout)
+        return view
+    }
+
+    /// Gift-wraps each welcome rumor to its invitee, for their inbox relays and ours.
+    func giftWraps(_ welcomes: [MarmotGroup.OutgoingWelcome], invitees: [InviteeKeyPackage], now: Int64,
+                   using rng: inout SystemRandomNumberGenerator) throws -> [(Event, [String])] {
+        let ours = try relays()
+        return try welcomes.map { welcome in
+            let wrap: Event
+            do {
+                wrap = try GiftWrap.wrap(rumor: welcome.rumor, sender: keys, recipient: welcome.recipient, now: now, rng: &rng)
+            } catch let error as NostrError {
+                if case .nip44PlaintextLength = error {
+                    throw NodeError.welcomeTooLarge("the welcome for \(welcome.recipient.hex) does not fit a gift wrap (\(welcome.rumor.jsonBytes.count)-byte rumor)")
+                }
+                throw error
+            }
+            var urls = invitees.first { $0.keyPackage.identity == welcome.recipient }?.inbox ?? []
+            for url in ours where !urls.contains(url) { urls.append(url) }
+            return (wrap, urls)
+        }
+    }
+
+    func unique(_ keys: [PublicKey]) -> [PublicKey] {
+        var seen = Set<PublicKey>()
+        return keys.filter { seen.insert($0).inserted }
+    }
+
+    static func nodeError(_ error: MarmotError) -> Error {
+        switch error {
+        case .notAdmin: return NodeError.notAdmin("only admins may do this")
+        case .lastAdmin: return NodeError.lastAdmin("the group would have no admin")
+        case .notAMember(let key): return NodeError.invalidInput("\(key) is not a member")
+        default: return error
+        }
+    }
+}

@@ -1,0 +1,107 @@
+import Foundation
+import MLS
+import Marmot
+import Nostr
+import Store
+
+/// A stored group row with its decoded Marmot state.
+struct LoadedGroup {
+    var row: StoredGroup
+    var group: MarmotGroup
+
+    init(_ row: StoredGroup) throws {
+        self.row = row
+        do {
+            let mls = try MLSGroup(serialized: row.mlsState)
+            var rollback: MarmotGroup.RollbackPoint?
+            if let state = row.rollbackState, let createdAt = row.rollbackCreatedAt, let id = row.rollbackEventID {
+                rollback = MarmotGroup.RollbackPoint(state: try MLSGroup(serialized: state),
+                                                     order: CommitOrder(createdAt: createdAt, eventID: try EventID(bytes: id)))
+            }
+            group = try MarmotGroup(mls: mls, rollback: rollback)
+        } catch {
+            throw StoreError.storeCorrupt("a stored group state does not decode")
+        }
+    }
+
+    init(row: StoredGroup, group: MarmotGroup) {
+        self.row = row
+        self.group = group
+        capture()
+    }
+
+    /// Copies the Marmot state into the row.
+    mutating func capture() {
+        row.mlsState = group.mls.serialized()
+        row.nostrGroupID = group.nostrGroupID
+        if let rollback = group.rollback {
+            row.rollbackState = rollback.state.serialized()
+            row.rollbackCreatedAt = rollback.order.createdAt
+            row.rollbackEventID = rollback.order.eventID.bytes
+        } else {
+            row.rollbackState = nil
+            row.rollbackCreatedAt = nil
+            row.rollbackEventID = nil
+        }
+    }
+
+    mutating func save(_ tx: StoreTransaction) throws {
+        capture()
+        try tx.groups.save(row)
+    }
+
+    var view: GroupView {
+        GroupView(
+            nostrGroupID: Hex.encode(group.nostrGroupID), mlsGroupID: Hex.encode(group.mlsGroupID), name: group.data.name,
+            description: group.data.description, epoch: group.epoch, members: group.members.map(\.hex),
+            admins: group.admins.map(\.hex), relays: group.data.relays.map(\.string), state: row.state.rawValue)
+    }
+}
+
+extension BurrowNode {
+    /// Resolves GROUP (docs/cli.md): a nostr_group_id or mls_group_id, a unique prefix of
+    /// either (at least 8 hex digits), or an exact unique name.
+    func resolveGroup(_ text: String, in tx: StoreTransaction) throws -> LoadedGroup {
+        let groups = try tx.groups.list().filter { $0.state != .declined }.map(LoadedGroup.init)
+        let lower = text.lowercased()
+        let isHex = lower.count >= 8 && lower.allSatisfy(\.isHexDigit)
+        if isHex {
+            let exact = groups.filter { Hex.encode($0.row.nostrGroupID) == lower || Hex.encode($0.row.mlsGroupID) == lower }
+            if exact.count == 1 { return exact[0] }
+            let prefixed = groups.filter {
+                Hex.encode($0.row.nostrGroupID).hasPrefix(lower) || Hex.encode($0.row.mlsGroupID).hasPrefix(lower)
+            }
+            if prefixed.count == 1 { return prefixed[0] }
+            if prefixed.count > 1 { throw NodeError.ambiguousGroup("\(text) matches \(prefixed.count) groups") }
+        }
+        let named = groups.filter { $0.group.data.name == text }
+        if named.count == 1 { return named[0] }
+        if named.count > 1 { throw NodeError.ambiguousGroup("\(named.count) groups are named \(text)") }
+        throw NodeError.unknownGroup("no group matches \(text)")
+    }
+
+    /// The mls_group_id of GROUP.
+    public func groupID(_ text: String) throws -> [UInt8] {
+        try store.transaction { try resolveGroup(text, in: $0).row.mlsGroupID }
+    }
+
+    public func groups() throws -> [GroupView] {
+        try store.transaction { tx in try tx.groups.list().filter { $0.state != .declined }.map { try LoadedGroup($0).view } }
+    }
+
+    public func group(_ text: String) throws -> GroupView {
+        try store.transaction { try resolveGroup(text, in: $0).view }
+    }
+
+    func loadGroup(mlsGroupID: [UInt8], in tx: StoreTransaction) throws -> LoadedGroup {
+        guard let row = try tx.groups.get(mlsGroupID: mlsGroupID) else { throw NodeError.unknownGroup(Hex.encode(mlsGroupID)) }
+        return try LoadedGroup(row)
+    }
+
+    /// Where a group's events go and come from: its own relays and ours.
+    func relayURLs(for group: MarmotGroup) throws -> [String] {
+        var urls = try relays()
+        for relay in group.data.relays.map(\.string) where !urls.contains(relay) { urls.append(relay) }
+        return urls
+    }
+}

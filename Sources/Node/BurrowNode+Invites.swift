@@ -1,0 +1,66 @@
+import Foundation
+import Marmot
+import Nostr
+import Store
+
+/// Welcomes need consent: they wait as invites until accepted or declined.
+extension BurrowNode {
+    public func invites() throws -> [InviteView] {
+        try store.transaction { tx in try tx.invites.list(state: .pending).map { try inviteView($0, tx: tx) } }
+    }
+
+    /// Joins the group of a pending invite (its state was validated on receipt), then
+    /// publishes a fresh KeyPackage (the used one may be consumed again, but a new one keeps
+    /// us invitable) and catches the group up.
+    public func acceptInvite(_ idText: String, timeout: Duration) async throws -> GroupView {
+        let wrapperID = try resolveInvite(idText)
+        let id = try store.transaction { tx -> [UInt8] in
+            guard let invite = try tx.invites.get(wrapperID: wrapperID), invite.state == .pending else {
+                throw NodeError.unknownInvite("no pending invite \(idText)")
+            }
+            var loaded = try loadGroup(mlsGroupID: invite.mlsGroupID, in: tx)
+            loaded.row.state = .active
+            try loaded.save(tx)
+            try tx.invites.setState(wrapperID: wrapperID, .accepted)
+            return invite.mlsGroupID
+        }
+        do { _ = try await publishKeyPackage(timeout: timeout) } catch {
+            logger.warning("could not publish a fresh KeyPackage after joining", metadata: ["error": "\(Self.describe(error))"])
+        }
+        var report = SyncReport()
+        try await syncGroups([id], timeout: timeout, report: &report)
+        return try store.transaction { try loadGroup(mlsGroupID: id, in: $0).view }
+    }
+
+    public func declineInvite(_ idText: String) throws -> GroupView {
+        let wrapperID = try resolveInvite(idText)
+        return try store.transaction { tx in
+            guard let invite = try tx.invites.get(wrapperID: wrapperID), invite.state == .pending else {
+                throw NodeError.unknownInvite("no pending invite \(idText)")
+            }
+            var loaded = try loadGroup(mlsGroupID: invite.mlsGroupID, in: tx)
+            loaded.row.state = .declined
+            try loaded.save(tx)
+            try tx.invites.setState(wrapperID: wrapperID, .declined)
+            return loaded.view
+        }
+    }
+
+    /// An invite id: the full gift-wrap id or a unique prefix (at least 8 hex digits).
+    func resolveInvite(_ text: String) throws -> [UInt8] {
+        let lower = text.lowercased()
+        guard lower.count >= 8, lower.allSatisfy(\.isHexDigit) else { throw NodeError.unknownInvite("not an invite id: \(text)") }
+        let matches = try store.transaction { try $0.invites.list(state: .pending) }.filter { Hex.encode($0.wrapperID).hasPrefix(lower) }
+        guard matches.count == 1 else {
+            throw NodeError.unknownInvite(matches.isEmpty ? "no pending invite \(text)" : "\(text) matches \(matches.count) invites")
+        }
+        return matches[0].wrapperID
+    }
+
+    func inviteView(_ invite: StoredInvite, tx: StoreTransaction) throws -> InviteView {
+        let loaded = try loadGroup(mlsGroupID: invite.mlsGroupID, in: tx)
+        return InviteView(id: Hex.encode(invite.wrapperID), groupName: loaded.group.data.name,
+                          nostrGroupID: Hex.encode(loaded.group.nostrGroupID), from: Hex.encode(invite.inviter),
+                          members: loaded.group.members.map(\.hex))
+    }
+}

@@ -1,0 +1,135 @@
+import Foundation
+import MLS
+import Marmot
+import Nostr
+import Store
+
+/// What sending an inner event produced: the kind-445 event and the inner event's id.
+public struct SentMessage: Sendable {
+    public let eventID: EventID
+    public let messageID: EventID
+}
+
+/// Sending chat and locations; reading messages, locations and leave requests.
+extension BurrowNode {
+    /// Sends a kind-9 chat message with plain text (what White Noise and Whistle both show).
+    public func chat(_ groupText: String, text: String, timeout: Duration) async throws -> SentMessage {
+        let id = try await catchUp(groupText, timeout: timeout)
+        return try await send(id, rumor: { try InnerEvent.chat(text, author: self.publicKey, createdAt: $0) }, timeout: timeout)
+    }
+
+    /// Sends a kind-1 location with Whistle's payload (`ts` = now, `interval` = the node's period).
+    public func shareLocation(_ groupText: String, latitude: Double, longitude: Double, altitude: Double?, accuracy: Double?,
+                              battery: Int64?, timeout: Duration) async throws -> SentMessage {
+        guard (-90...90).contains(latitude), (-180...180).contains(longitude) else {
+            throw NodeError.invalidInput("latitude must be within ±90 and longitude within ±180")
+        }
+        if let battery, !(0...100).contains(battery) { throw NodeError.invalidInput("battery must be 0…100") }
+        if let accuracy, accuracy < 0 || !accuracy.isFinite { throw NodeError.invalidInput("accuracy must be a non-negative number") }
+        if let altitude, !altitude.isFinite { throw NodeError.invalidInput("altitude must be a number") }
+        let interval = try locationInterval()
+        let id = try await catchUp(groupText, timeout: timeout)
+        return try await send(id, rumor: { now in
+            let payload = try LocationPayload(latitude: latitude, longitude: longitude, altitude: altitude ?? 0, accuracy: accuracy ?? 0,
+                                          timestamp: now, battery: battery, interval: interval)
+            return try InnerEvent.location(payload, author: self.publicKey, createdAt: now)
+        }, timeout: timeout)
+    }
+
+    /// The publishing interval written into location payloads (default 3600 s, as Whistle).
+    public func locationInterval() throws -> Int64 {
+        try store.transaction { try $0.settings.get(Settings.locationInterval) }.flatMap { Int64($0) } ?? LocationPayload.defaultInterval
+    }
+
+    /// Encrypts an inner event into the group and publishes it. The advanced sender ratchet,
+    /// the stored message, the dedup record and the outbox entry commit together before the
+    /// ciphertext leaves; a failed publish stays queued for the next sync.
+    func send(_ id: [UInt8], rumor make: (Int64) throws -> Rumor, timeout: Duration) async throws -> SentMessage {
+        var rng = SystemRandomNumberGenerator()
+        let now = Self.now()
+        let (event, rumor, urls) = try store.transaction { tx -> (Event, Rumor, [String]) in
+            var loaded = try loadGroup(mlsGroupID: id, in: tx)
+            guard loaded.row.state == .active || loaded.row.state == .leaving else {
+                throw NodeError.invalidInput("the group is \(loaded.row.state.rawValue)")
+            }
+            let rumor = try make(now)
+            let epoch = loaded.group.epoch
+            let event = try loaded.group.seal(rumor, now: now, using: &rng)
+            try loaded.save(tx)
+            try tx.messages.insert(StoredMessage(
+                mlsGroupID: id, id: rumor.id.bytes, eventID: event.id.bytes, sender: publicKey.bytes, kind: rumor.kind,
+                createdAt: rumor.createdAt, content: rumor.content, rumorJSON: rumor.jsonString, epoch: Int64(epoch), receivedAt: now))
+            try tx.processedEvents.mark(eventID: event.id.bytes, outcome: "own message", at: now)
+            let urls = try relayURLs(for: loaded.group)
+            try tx.outbox.insert(OutboxEntry(eventID: event.id.bytes, mlsGroupID: id, purpose: "message", json: event.jsonString,
+                                             relays: urls, createdAt: now))
+            return (event, rumor, urls)
+        }
+        try await publishAccepted(event, to: urls, timeout: timeout)
+        try store.transaction { try $0.outbox.setState(eventID: event.id.bytes, .sent) }
+        return SentMessage(eventID: event.id, messageID: rumor.id)
+    }
+
+    // MARK: Reading
+
+    /// Stored messages of GROUP (ours included) by created_at, ties in arrival order.
+    public func messages(_ groupText: String, limit: Int?) throws -> [MessageView] {
+        try store.transaction { tx in
+            let loaded = try resolveGroup(groupText, in: tx)
+            return try tx.messages.list(mlsGroupID: loaded.row.mlsGroupID, limit: limit).map { try messageView($0, tx: tx) }
+        }
+    }
+
+    /// The latest location of each member (by the payload's `ts`, then arrival).
+    public func locations(_ groupText: String) throws -> [LocationView] {
+        let now = Self.now()
+        return try store.transaction { tx in
+            let loaded = try resolveGroup(groupText, in: tx)
+            var latest: [[UInt8]: (LocationPayload, Int64)] = [:]
+            for message in try tx.messages.list(mlsGroupID: loaded.row.mlsGroupID, kinds: [MarmotKind.location]) {
+                guard let payload = try? LocationPayload(json: message.content) else { continue }
+                if let current = latest[message.sender], (current.0.timestamp, current.1) > (payload.timestamp, message.seq) { continue }
+                latest[message.sender] = (payload, message.seq)
+            }
+            return try latest.sorted { Hex.encode($0.key) < Hex.encode($1.key) }.map { sender, entry in
+                LocationView(member: Hex.encode(sender), name: try tx.memberNames.name(pubkey: sender, mlsGroupID: loaded.row.mlsGroupID),
+                             payload: entry.0, stale: entry.0.isStale(now: now))
+            }
+        }
+    }
+
+    /// Pending leave requests: the newest kind-2 of each member still in the group.
+    public func leaveRequests(_ groupText: String) throws -> [LeaveRequestView] {
+        try store.transaction { tx in
+            let loaded = try resolveGroup(groupText, in: tx)
+            let members = Set(loaded.group.members.map(\.bytes))
+            var newest: [[UInt8]: Int64] = [:]
+            for message in try tx.messages.list(mlsGroupID: loaded.row.mlsGroupID, kinds: [MarmotKind.leaveRequest])
+            where members.contains(message.sender) && message.sender != publicKey.bytes {
+                newest[message.sender] = max(newest[message.sender] ?? 0, message.createdAt)
+            }
+            return newest.sorted { ($0.value, Hex.encode($0.key)) < ($1.value, Hex.encode($1.key)) }
+                .map { LeaveRequestView(member: Hex.encode($0.key), createdAt: $0.value) }
+        }
+    }
+
+    func messageView(_ message: StoredMessage, tx: StoreTransaction) throws -> MessageView {
+        let rumor = try? Rumor(json: message.rumorJSON)
+        let content = rumor.flatMap { try? InnerContent(parsing: $0) }
+        var text: String?
+        var location: LocationPayload?
+        var reaction: Reaction?
+        var deleted: [String]?
+        switch content {
+        case .chat(let chat)?: text = chat.chatText
+        case .location(let payload)?: location = payload
+        case .reaction(let r)?: reaction = r
+        case .deletion(let d)?: deleted = d.targets.map(\.hex)
+        default: break
+        }
+        return MessageView(
+            id: Hex.encode(message.id), eventID: Hex.encode(message.eventID), groupID: Hex.encode(message.mlsGroupID), kind: message.kind,
+            sender: Hex.encode(message.sender), senderName: try tx.memberNames.name(pubkey: message.sender, mlsGroupID: message.mlsGroupID),
+            createdAt: message.createdAt, content: message.content, text: text, location: location, reaction: reaction, deleted: deleted)
+    }
+}

@@ -1,0 +1,331 @@
+import Foundation
+import MLS
+import Marmot
+import Nostr
+import RelayClient
+import Store
+
+/// The event pipeline (ARCHITECTURE "The event pipeline"): gift wraps become invites, group
+/// events are decrypted and processed in created_at order, and every state change commits in
+/// one transaction with the messages it unlocks and the event's dedup record.
+extension BurrowNode {
+    /// Gift wraps are back-dated up to two days; fetch them with a week's margin (as White Noise).
+    static let giftWrapMargin: Int64 = 7 * 24 * 60 * 60
+    /// Group events are fetched from a margin before the newest one handled.
+    static let groupEventMargin: Int64 = 2 * 24 * 60 * 60
+
+    /// Connects, fetches and processes everything pending, publishes what is owed, and reports.
+    public func sync(timeout: Duration) async throws -> SyncReport {
+        var report = SyncReport()
+        await flushOutbox(timeout: timeout)
+        try await syncGiftWraps(timeout: timeout, report: &report)
+        let ids = try store.transaction { tx in
+            try tx.groups.list().filter { $0.state == .active || $0.state == .leaving }.map(\.mlsGroupID)
+        }
+        try await syncGroups(ids, timeout: timeout, report: &report)
+        await flushOutbox(timeout: timeout)
+        await fetchProfileNames(timeout: timeout)
+        return report
+    }
+
+    /// Brings one group up to date before we commit or send into it (the freshness rule).
+    func catchUp(_ groupText: String, timeout: Duration) async throws -> [UInt8] {
+        let id = try groupID(groupText)
+        var report = SyncReport()
+        await flushOutbox(timeout: timeout)
+        try await syncGroups([id], timeout: timeout, report: &report)
+        for issue in report.errors { logger.info("catch-up skipped an event", metadata: ["event": "\(issue.eventID)", "reason": "\(issue.reason)"]) }
+        return id
+    }
+
+    // MARK: Gift wraps
+
+    func syncGiftWraps(timeout: Duration, report: inout SyncReport) async throws {
+        let started = Self.now()
+        let cursor = try store.transaction { try $0.settings.get(Settings.giftWrapCursor) }.flatMap { Int64($0) }
+        let filter = Filter(kinds: [Kind.giftWrap], since: cursor.map { max(0, $0 - Self.giftWrapMargin) }, tags: ["p": [publicKey.hex]])
+        let events = try await fetchEvents(filter, from: try relays(), timeout: timeout)
+        for event in events.sorted(by: Self.createdAtOrder) { handleGiftWrap(event, report: &report) }
+        try store.transaction { try $0.settings.set(Settings.giftWrapCursor, String(started)) }
+    }
+
+    /// Unwraps, validates and stores a welcome as a pending invite (the group waits, `pending`,
+    /// until accepted). Anything invalid is recorded with its reason and never listed.
+    func handleGiftWrap(_ event: Event, report: inout SyncReport) {
+        do {
+            if try store.transaction({ try $0.processedEvents.contains(eventID: event.id.bytes) }) { return }
+            let outcome = try admitWelcome(event)
+            if let invite = outcome {
+                report.processed += 1
+                report.updates.append(.invite(invite))
+            }
+        } catch {
+            let reason = Self.describe(error)
+            _ = try? store.transaction { try $0.processedEvents.mark(eventID: event.id.bytes, outcome: "rejected: \(reason)") }
+            report.processed += 1
+            report.fail(event.id, reason)
+        }
+    }
+
+    private func admitWelcome(_ event: Event) throws -> InviteView? {
+        let unwrapped = try GiftWrap.unwrap(event, recipient: keys)
+        guard unwrapped.rumor.kind == MarmotKind.welcome else {
+            try store.transaction { try $0.processedEvents.mark(eventID: event.id.bytes, outcome: "ignored rumor kind \(unwrapped.rumor.kind)") }
+            return nil
+        }
+        let welcome = try WelcomeRumor.verify(unwrapped.rumor)
+        return try store.transaction { tx -> InviteView in
+            guard let stored = try tx.keyPackages.find(eventID: welcome.keyPackageEventID.bytes) else {
+                throw NodeError.invalidInput("the welcome names KeyPackage \(welcome.keyPackageEventID.hex), which we never published")
+            }
+            let bundle: KeyPackageBundle
+            do { bundle = try KeyPackageBundle(tlsSerialized: stored.bundle) } catch {
+                throw StoreError.storeCorrupt("a stored KeyPackage does not decode")
+            }
+            let group = try MarmotGroup.join(welcome: welcome, keyPackage: bundle)
+            if let existing = try tx.groups.get(mlsGroupID: group.mlsGroupID), existing.state != .declined {
+                throw NodeError.invalidInput("duplicate welcome for a group that is already \(existing.state.rawValue)")
+            }
+            let now = Self.now()
+            var loaded = LoadedGroup(row: StoredGroup(
+                mlsGroupID: group.mlsGroupID, nostrGroupID: group.nostrGroupID, state: .pending, mlsState: [], createdAt: now,
+                lastSelfUpdate: now, syncSince: welcome.rumor.createdAt), group: group)
+            try loaded.save(tx)
+            try tx.invites.insert(StoredInvite(
+                wrapperID: event.id.bytes, mlsGroupID: group.mlsGroupID, inviter: welcome.inviter.bytes,
+                rumorJSON: welcome.rumor.jsonString, keyPackageRef: stored.ref, state: .pending, receivedAt: now))
+            try tx.keyPackages.markConsumed(ref: stored.ref, at: now)
+            try tx.processedEvents.mark(eventID: event.id.bytes, outcome: "invite", at: now)
+            return InviteView(id: event.id.hex, groupName: group.data.name, nostrGroupID: Hex.encode(group.nostrGroupID),
+                              from: welcome.inviter.hex, members: group.members.map(\.hex))
+        }
+    }
+
+    // MARK: Group events
+
+    /// Fetches and processes the group events of `ids`, following `nostr_group_id` changes.
+    func syncGroups(_ ids: [[UInt8]], timeout: Duration, report: inout SyncReport) async throws {
+        var pendingIDs = ids
+        var fetchedFor = Set<[UInt8]>()
+        while !pendingIDs.isEmpty {
+            let targets = try store.transaction { tx in try pendingIDs.compactMap { try tx.groups.get(mlsGroupID: $0) }.map(LoadedGroup.init) }
+            pendingIDs = []
+            let active = targets.filter { ($0.row.state == .active || $0.row.state == .leaving) && !fetchedFor.contains($0.row.nostrGroupID) }
+            guard !active.isEmpty else { break }
+            var urls = try relays()
+            for group in active { for url in try relayURLs(for: group.group) where !urls.contains(url) { urls.append(url) } }
+            let since = active.map(\.row.syncSince).min().map { max(0, $0 - Self.groupEventMargin) }
+            let filter = Filter(kinds: [MarmotKind.groupEvent], since: since, tags: ["h": active.map { Hex.encode($0.row.nostrGroupID) }])
+            for group in active { fetchedFor.insert(group.row.nostrGroupID) }
+            let events = try await fetchEvents(filter, from: urls, timeout: timeout)
+            let changed = processGroupEvents(events, report: &report)
+            await commitOwedProposals(timeout: timeout, report: &report)
+            pendingIDs = changed
+        }
+    }
+
+    /// Processes group events in created_at order (then id), holding those that cannot be
+    /// placed yet and retrying them after every pass that changed an epoch. Returns the groups
+    /// whose nostr_group_id changed (to fetch again under the new id).
+    @discardableResult
+    func processGroupEvents(_ events: [Event], report: inout SyncReport) -> [[UInt8]] {
+        var queue = events.sorted(by: Self.createdAtOrder)
+        var changed: [[UInt8]] = []
+        var lastHold: [String: String] = [:]
+        while true {
+            var held: [Event] = []
+            var progressed = false
+            for event in queue {
+                switch handleGroupEvent(event, report: &report) {
+                case .done(let epochChanged, let renamed):
+                    progressed = progressed || epochChanged
+                    if let renamed, !changed.contains(renamed) { changed.append(renamed) }
+                case .hold(let reason):
+                    held.append(event)
+                    lastHold[event.id.hex] = reason
+                case .skipped:
+                    break
+                }
+            }
+            guard progressed, !held.isEmpty else {
+                for event in held { report.fail(event.id, "held: \(lastHold[event.id.hex] ?? "cannot be placed yet")") }
+                break
+            }
+            queue = held
+        }
+        return changed
+    }
+
+    enum GroupEventResult {
+        case done(epochChanged: Bool, nostrGroupIDChanged: [UInt8]?)
+        case hold(String)
+        case skipped
+    }
+
+    /// One kind-445 event: dedup, envelope checks, decryption, MLS, storage — one transaction.
+    func handleGroupEvent(_ event: Event, report: inout SyncReport) -> GroupEventResult {
+        let now = Self.now()
+        var updates: [NodeUpdate] = []
+        var newMessages = 0
+        do {
+            let result = try store.transaction { tx -> GroupEventResult in
+                if try tx.processedEvents.contains(eventID: event.id.bytes) { return .skipped }
+                let validated: ValidatedGroupEvent
+                do { validated = try GroupEvent.validate(event, now: now) } catch {
+                    throw PipelineRejection(Self.describe(error))
+                }
+                guard let row = try tx.groups.find(nostrGroupID: validated.nostrGroupID).first(where: { $0.state != .declined }) else {
+                    throw PipelineRejection("no group of ours has nostr_group_id \(Hex.encode(validated.nostrGroupID))")
+                }
+                guard row.state != .pending else { return .skipped }
+                var loaded = try LoadedGroup(row)
+                let decrypted: DecryptedGroupEvent
+                do { decrypted = try loaded.group.decrypt(validated) } catch MarmotError.groupEventUndecryptable {
+                    if !loaded.group.isActive { throw PipelineRejection("the group is no longer ours to read") }
+                    return .hold("no key of a known epoch opens it (a later epoch?)")
+                }
+                let outcome: GroupEventOutcome
+                do { outcome = try loaded.group.process(decrypted) } catch MarmotError.epochUnavailable(let epoch, let current) {
+                    return .hold("epoch \(epoch) is ahead of ours (\(current))")
+                } catch MarmotError.staleCommit(let epoch) {
+                    try tx.processedEvents.mark(eventID: event.id.bytes, outcome: "stale commit of epoch \(epoch)", at: now)
+                    return .done(epochChanged: false, nostrGroupIDChanged: nil)
+                } catch MLSError.ownMessage {
+                    try tx.processedEvents.mark(eventID: event.id.bytes, outcome: "own echo", at: now)
+                    return .skipped
+                } catch {
+                    throw PipelineRejection(Self.describe(error))
+                }
+                var epochChanged = false
+                var renamed: [UInt8]?
+                switch outcome {
+                case .application(let inner, let epoch):
+                    let stored = StoredMessage(
+                        mlsGroupID: row.mlsGroupID, id: inner.rumor.id.bytes, eventID: event.id.bytes, sender: inner.sender.bytes,
+                        kind: inner.rumor.kind, createdAt: inner.rumor.createdAt, content: inner.rumor.content,
+                        rumorJSON: inner.rumor.jsonString, epoch: Int64(epoch), receivedAt: now)
+                    if try tx.messages.insert(stored) {
+                        newMessages += 1
+                        if case .chat(.nickname(let nickname))? = try? inner.content(), !nickname.value.isEmpty {
+                            try tx.memberNames.set(pubkey: inner.sender.bytes, mlsGroupID: row.mlsGroupID, name: nickname.value, at: now)
+                        }
+                        updates.append(.message(try messageView(stored, tx: tx)))
+                    }
+                case .proposalToCommit, .proposalKept:
+                    break
+                case .commit(let summary, _):
+                    epochChanged = true
+                    if summary.removedSelf { loaded.row.state = loaded.row.state == .leaving ? .left : .removed }
+                    if loaded.group.nostrGroupID != row.nostrGroupID { renamed = row.mlsGroupID }
+                }
+                loaded.row.syncSince = max(loaded.row.syncSince, event.createdAt)
+                try loaded.save(tx)
+                try tx.processedEvents.mark(eventID: event.id.bytes, outcome: "processed", at: now)
+                if epochChanged { updates.append(.group(loaded.view)) }
+                return .done(epochChanged: epochChanged, nostrGroupIDChanged: renamed)
+            }
+            if case .done = result {
+                report.processed += 1
+                report.messages += newMessages
+                report.updates += updates
+            }
+            return result
+        } catch {
+            let reason = (error as? PipelineRejection)?.reason ?? Self.describe(error)
+            _ = try? store.transaction { try $0.processedEvents.mark(eventID: event.id.bytes, outcome: "rejected: \(reason)", at: now) }
+            report.processed += 1
+            report.fail(event.id, reason)
+            return .done(epochChanged: false, nostrGroupIDChanged: nil)
+        }
+    }
+
+    /// Commits proposals every member commits on receipt (SelfRemove; a legacy self-Remove
+    /// when we are admin), as MDK does, for groups that still hold such proposals.
+    func commitOwedProposals(timeout: Duration, report: inout SyncReport) async {
+        guard let groups = try? store.transaction({ tx in try tx.groups.list().filter { $0.state == .active }.map(LoadedGroup.init) }) else {
+            return
+        }
+        for loaded in groups where loaded.group.owesProposalCommit {
+            do {
+                let view = try await commit(loaded.row.mlsGroupID, timeout: timeout) { group, now, rng in
+                    try group.commitProposals(now: now, using: &rng)
+                }
+                report.updates.append(.group(view))
+            } catch {
+                logger.warning("could not commit a received proposal", metadata: ["error": "\(Self.describe(error))"])
+            }
+        }
+    }
+
+    /// Publishes every queued event whose prerequisite was sent (welcomes after their commit).
+    func flushOutbox(timeout: Duration) async {
+        guard let ready = try? store.transaction({ try $0.outbox.ready() }) else { return }
+        for entry in ready {
+            guard let event = try? UnverifiedEvent(json: entry.json).verified() else {
+                _ = try? store.transaction { try $0.outbox.setState(eventID: entry.eventID, .failed) }
+                continue
+            }
+            do {
+                try await publishAccepted(event, to: entry.relays, timeout: timeout)
+                _ = try? store.transaction { try $0.outbox.setState(eventID: entry.eventID, .sent) }
+            } catch {
+                logger.warning("queued event not published yet", metadata: ["event": "\(event.id.hex)", "error": "\(Self.describe(error))"])
+            }
+        }
+    }
+
+    /// Reads kind-0 profile names of the members of our groups (a nickname still wins).
+    func fetchProfileNames(timeout: Duration) async {
+        guard let members = try? store.transaction({ tx in
+            try tx.groups.list().filter { $0.state == .active || $0.state == .leaving }.map(LoadedGroup.init).flatMap(\.group.members)
+        }) else { return }
+        let keys = unique(members.filter { $0 != publicKey })
+        guard !keys.isEmpty, let urls = try? relays(),
+              let events = try? await fetchEvents(Filter(authors: keys, kinds: [0]), from: urls, timeout: timeout) else { return }
+        for event in events.sorted(by: Self.createdAtOrder) {
+            guard let profile = try? JSONValue.parse(event.content) else { continue }
+            let name = profile["display_name"]?.stringValue.flatMap { $0.isEmpty ? nil : $0 } ?? profile["name"]?.stringValue
+            guard let text = name, !text.isEmpty else { continue }
+            _ = try? store.transaction { try $0.memberNames.set(pubkey: event.pubkey.bytes, mlsGroupID: [], name: text, at: event.createdAt) }
+        }
+    }
+
+    static func createdAtOrder(_ a: Event, _ b: Event) -> Bool { (a.createdAt, a.id.hex) < (b.createdAt, b.id.hex) }
+
+    /// A reason for `errors`, from any error (never secret: errors carry no secret material).
+    static func describe(_ error: Error) -> String {
+        if let rejection = error as? PipelineRejection { return rejection.reason }
+        if let node = error as? NodeError {
+            switch node {
+            case .invalidInput(let m), .relayRejected(let m), .relayUnreachable(let m), .timeout(let m), .internalError(let m),
+                 .unknownGroup(let m), .ambiguousGroup(let m), .unknownInvite(let m), .notAdmin(let m), .lastAdmin(let m),
+                 .noKeyPackage(let m), .welcomeTooLarge(let m):
+                return m
+            }
+        }
+        return String(describing: error)
+    }
+}
+
+/// An event the pipeline refuses, with the reason recorded and reported.
+struct PipelineRejection: Error {
+    let reason: String
+    init(_ reason: String) { self.reason = reason }
+}
+
+
+extension MarmotGroup {
+    /// Whether this member holds a received proposal it must commit (MDK auto-commits them).
+    var owesProposalCommit: Bool {
+        guard isActive, let own = ownIdentity else { return false }
+        return mls.pendingProposals.contains { stored in
+            guard stored.sender != mls.ownLeafIndex, let sender = mls.member(at: stored.sender)?.identity else { return false }
+            let senderIsAdmin = data.admins.contains(sender)
+            switch stored.proposal {
+            case .selfRemove: return !senderIsAdmin
+            case .remove(let remove): return remove.removed == stored.sender.value && isAdmin(own) && !senderIsAdmin
+            default: return false
+            }
+        }
+    }
+}

@@ -1,0 +1,91 @@
+import Marmot
+import Nostr
+
+/// A group as the CLI shows it (docs/cli.md "Group object"). Keys are lowercase hex.
+public struct GroupView: Sendable, Equatable {
+    public let nostrGroupID: String
+    public let mlsGroupID: String
+    public let name: String
+    public let description: String
+    public let epoch: UInt64
+    public let members: [String]
+    public let admins: [String]
+    public let relays: [String]
+    /// `pending`, `active`, `leaving`, `left`, `removed` (or `declined`).
+    public let state: String
+}
+
+/// A validated Welcome awaiting consent.
+public struct InviteView: Sendable, Equatable {
+    /// The gift wrap's event id.
+    public let id: String
+    public let groupName: String
+    public let nostrGroupID: String
+    public let from: String
+    public let members: [String]
+}
+
+/// A stored inner event of a group.
+public struct MessageView: Sendable, Equatable {
+    public let id: String
+    public let eventID: String
+    public let groupID: String
+    public let kind: Int
+    public let sender: String
+    public let senderName: String?
+    public let createdAt: Int64
+    public let content: String
+    /// Chat text (plain, or the `text` of Whistle's JSON chat).
+    public let text: String?
+    public let location: LocationPayload?
+    public let reaction: Reaction?
+    public let deleted: [String]?
+}
+
+/// The latest location of one member.
+public struct LocationView: Sendable, Equatable {
+    public let member: String
+    public let name: String?
+    public let payload: LocationPayload
+    public let stale: Bool
+}
+
+/// A pending leave request (kind 2) from a member still in the group.
+public struct LeaveRequestView: Sendable, Equatable {
+    public let member: String
+    public let createdAt: Int64
+}
+
+/// One event the pipeline could not use, and why.
+public struct SyncIssue: Sendable, Equatable {
+    public let eventID: String
+    public let reason: String
+}
+
+/// Something the pipeline did that a live `run` reports as a JSON line.
+public enum NodeUpdate: Sendable {
+    case message(MessageView)
+    case group(GroupView)
+    case invite(InviteView)
+    case error(SyncIssue)
+}
+
+/// What a sync did.
+public struct SyncReport: Sendable {
+    /// Events newly processed (duplicates and own echoes not counted).
+    public var processed = 0
+    /// Messages newly stored, of any kind.
+    public var messages = 0
+    public var errors: [SyncIssue] = []
+    public var updates: [NodeUpdate] = []
+
+    public init() {}
+
+    mutating func fail(_ id: EventID, _ reason: String) { fail(id.hex, reason) }
+
+    mutating func fail(_ id: String, _ reason: String) {
+        let issue = SyncIssue(eventID: id, reason: reason)
+        errors.append(issue)
+        updates.append(.error(issue))
+    }
+}
