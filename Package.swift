@@ -79,7 +79,7 @@ let package = Package(
         .executableTarget(
             name: "burrow",
             dependencies: [
-                "Node", "Conformance",
+                "Node", "Conformance", "Marmot", "MLS", "Nostr",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             swiftSettings: swift5

@@ -11,7 +11,16 @@ public struct VerifiedInnerEvent: Hashable, Sendable {
     public var sender: PublicKey { rumor.pubkey }
 
     /// The typed content of the known inner kinds; `.other` for the rest.
-    public func content() throws -> InnerContent {
+    public func content() throws -> InnerContent { try InnerContent(parsing: rumor) }
+}
+
+extension InnerContent {
+    /// Parses a rumor's content by kind (no authentication: use on stored, already verified rumors).
+    public init(parsing rumor: Rumor) throws {
+        self = try Self.parse(rumor)
+    }
+
+    private static func parse(_ rumor: Rumor) throws -> InnerContent {
         switch rumor.kind {
         case MarmotKind.chat: return .chat(try ChatContent(parsing: rumor.content))
         case MarmotKind.location: return .location(try LocationPayload(json: rumor.content))

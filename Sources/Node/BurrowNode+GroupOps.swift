@@ -29,7 +29,7 @@ extension BurrowNode {
         let (group, welcomes) = try MarmotGroup.create(
             creator: publicKey, name: name, description: description, admins: unique([publicKey] + admins),
             relays: try ours.map(Self.relayURL), invitees: fetched.map(\.keyPackage), now: now, using: &rng)
-        let wraps = try giftWraps(welcomes, invitees: fetched, now: now, using: &rng)
+        let wraps = try giftWraps(welcomes, invitees: fetched, ours: ours, now: now, using: &rng)
         var loaded = LoadedGroup(row: StoredGroup(
             mlsGroupID: group.mlsGroupID, nostrGroupID: group.nostrGroupID, state: .active, mlsState: [], createdAt: now,
             lastSelfUpdate: now, syncSince: now), group: group)
@@ -130,12 +130,13 @@ extension BurrowNode {
         _ = try await send(id, rumor: { try InnerEvent.leaveRequest(author: self.publicKey, createdAt: $0) }, timeout: timeout)
         var rng = SystemRandomNumberGenerator()
         let now = Self.now()
+        let ours = try relays()
         let (event, urls) = try store.transaction { tx -> (Event, [String]) in
             var loaded = try loadGroup(mlsGroupID: id, in: tx)
             let event = try loaded.group.leaveProposal(now: now, using: &rng)
             loaded.row.state = .leaving
             try loaded.save(tx)
-            let urls = try relayURLs(for: loaded.group)
+            let urls = relayURLs(for: loaded.group, ours: ours)
             try tx.processedEvents.mark(eventID: event.id.bytes, outcome: "own proposal", at: now)
             try tx.outbox.insert(OutboxEntry(eventID: event.id.bytes, mlsGroupID: id, purpose: "proposal", json: event.jsonString,
                                              relays: urls, createdAt: now))
@@ -156,6 +157,7 @@ extension BurrowNode {
     {
         var rng = SystemRandomNumberGenerator()
         let now = Self.now()
+        let ours = try relays()
         let (pending, urls) = try store.transaction { tx -> (MarmotGroup.PendingCommitEvent, [String]) in
             var loaded = try loadGroup(mlsGroupID: id, in: tx)
             guard loaded.row.state == .active || loaded.row.state == .leaving else {
@@ -166,9 +168,9 @@ extension BurrowNode {
                 throw Self.nodeError(error)
             }
             // Wrapped before anything is stored: a welcome too big for a gift wrap fails here.
-            let wraps = try giftWraps(pending.welcomes, invitees: invitees, now: now, using: &rng)
+            let wraps = try giftWraps(pending.welcomes, invitees: invitees, ours: ours, now: now, using: &rng)
             try loaded.save(tx)
-            let urls = try relayURLs(for: loaded.group)
+            let urls = relayURLs(for: loaded.group, ours: ours)
             try tx.processedEvents.mark(eventID: pending.event.id.bytes, outcome: "own commit", at: now)
             try tx.outbox.insert(OutboxEntry(eventID: pending.event.id.bytes, mlsGroupID: id, purpose: "commit",
                                              json: pending.event.jsonString, relays: urls, createdAt: now))
@@ -206,9 +208,8 @@ extension BurrowNode {
     }
 
     /// Gift-wraps each welcome rumor to its invitee, for their inbox relays and ours.
-    func giftWraps(_ welcomes: [MarmotGroup.OutgoingWelcome], invitees: [InviteeKeyPackage], now: Int64,
+    func giftWraps(_ welcomes: [MarmotGroup.OutgoingWelcome], invitees: [InviteeKeyPackage], ours: [String], now: Int64,
                    using rng: inout SystemRandomNumberGenerator) throws -> [(Event, [String])] {
-        let ours = try relays()
         return try welcomes.map { welcome in
             let wrap: Event
             do {

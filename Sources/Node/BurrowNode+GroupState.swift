@@ -99,8 +99,8 @@ extension BurrowNode {
     }
 
     /// Where a group's events go and come from: its own relays and ours.
-    func relayURLs(for group: MarmotGroup) throws -> [String] {
-        var urls = try relays()
+    func relayURLs(for group: MarmotGroup, ours: [String]) -> [String] {
+        var urls = ours
         for relay in group.data.relays.map(\.string) where !urls.contains(relay) { urls.append(relay) }
         return urls
     }

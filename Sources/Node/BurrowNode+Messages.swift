@@ -47,6 +47,7 @@ extension BurrowNode {
     func send(_ id: [UInt8], rumor make: (Int64) throws -> Rumor, timeout: Duration) async throws -> SentMessage {
         var rng = SystemRandomNumberGenerator()
         let now = Self.now()
+        let ours = try relays()
         let (event, rumor, urls) = try store.transaction { tx -> (Event, Rumor, [String]) in
             var loaded = try loadGroup(mlsGroupID: id, in: tx)
             guard loaded.row.state == .active || loaded.row.state == .leaving else {
@@ -60,7 +61,7 @@ extension BurrowNode {
                 mlsGroupID: id, id: rumor.id.bytes, eventID: event.id.bytes, sender: publicKey.bytes, kind: rumor.kind,
                 createdAt: rumor.createdAt, content: rumor.content, rumorJSON: rumor.jsonString, epoch: Int64(epoch), receivedAt: now))
             try tx.processedEvents.mark(eventID: event.id.bytes, outcome: "own message", at: now)
-            let urls = try relayURLs(for: loaded.group)
+            let urls = relayURLs(for: loaded.group, ours: ours)
             try tx.outbox.insert(OutboxEntry(eventID: event.id.bytes, mlsGroupID: id, purpose: "message", json: event.jsonString,
                                              relays: urls, createdAt: now))
             return (event, rumor, urls)

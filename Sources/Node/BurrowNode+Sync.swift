@@ -113,7 +113,7 @@ extension BurrowNode {
             let active = targets.filter { ($0.row.state == .active || $0.row.state == .leaving) && !fetchedFor.contains($0.row.nostrGroupID) }
             guard !active.isEmpty else { break }
             var urls = try relays()
-            for group in active { for url in try relayURLs(for: group.group) where !urls.contains(url) { urls.append(url) } }
+            for group in active { for url in relayURLs(for: group.group, ours: urls) where !urls.contains(url) { urls.append(url) } }
             let since = active.map(\.row.syncSince).min().map { max(0, $0 - Self.groupEventMargin) }
             let filter = Filter(kinds: [MarmotKind.groupEvent], since: since, tags: ["h": active.map { Hex.encode($0.row.nostrGroupID) }])
             for group in active { fetchedFor.insert(group.row.nostrGroupID) }

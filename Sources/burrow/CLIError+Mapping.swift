@@ -1,3 +1,5 @@
+import MLS
+import Marmot
 import Node
 import RelayClient
 import Nostr
@@ -28,7 +30,22 @@ extension CLIError {
             case .relayUnreachable(let m): return CLIError(.relay_unreachable, m)
             case .timeout(let m): return CLIError(.timeout, m)
             case .internalError(let m): return CLIError(.internal, m)
+            case .unknownGroup(let m): return CLIError(.unknown_group, m)
+            case .ambiguousGroup(let m): return CLIError(.ambiguous_group, m)
+            case .unknownInvite(let m): return CLIError(.unknown_invite, m)
+            case .notAdmin(let m): return CLIError(.not_admin, m)
+            case .lastAdmin(let m): return CLIError(.last_admin, m)
+            case .noKeyPackage(let m): return CLIError(.no_key_package, m)
+            case .welcomeTooLarge(let m): return CLIError(.welcome_too_large, m)
             }
+        case let error as MarmotError:
+            switch error {
+            case .notAdmin: return CLIError(.not_admin, "\(error)")
+            case .lastAdmin: return CLIError(.last_admin, "\(error)")
+            default: return CLIError(.invalid_input, "\(error)")
+            }
+        case let error as MLSError:
+            return CLIError(.invalid_input, "\(error)")
         case let error as RelayClientError:
             switch error {
             case .timeout: return CLIError(.timeout, "\(error)")

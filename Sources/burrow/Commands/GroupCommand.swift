@@ -1,0 +1,147 @@
+import ArgumentParser
+import Node
+
+/// `burrow group …`.
+struct GroupCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "group", abstract: "Create and manage Marmot groups.",
+        subcommands: [Create.self, Add.self, Remove.self, Rename.self, Admins.self, List.self, Show.self, Requests.self, SelfUpdate.self])
+
+    static func output(_ view: GroupView) -> CommandOutput {
+        CommandOutput(fields: [("group", MarmotOutput.group(view))], human: MarmotOutput.groupText(view))
+    }
+
+    struct Create: BurrowCommand {
+        static let configuration = CommandConfiguration(commandName: "create", abstract: "Create a group and invite members.")
+        @OptionGroup var globals: GlobalOptions
+        @Argument(help: "The group's name.") var name: String
+        @Option(help: "A description.") var description: String = ""
+        @Option(name: .customLong("invite"), help: "A key to invite (npub or hex; repeatable).") var invites: [String] = []
+        @Option(name: .customLong("admin"), help: "Another admin among the invitees (repeatable).") var admins: [String] = []
+
+        func execute() async throws -> CommandOutput {
+            let invitees = try KeyArgument.publicKeys(invites)
+            let adminKeys = try KeyArgument.publicKeys(admins)
+            return GroupCommand.output(try await NodeOpener.with(globals) {
+                try await $0.createGroup(name: name, description: description, invitees: invitees, admins: adminKeys,
+                                         timeout: globals.timeoutDuration)
+            })
+        }
+    }
+
+    struct Add: BurrowCommand {
+        static let configuration = CommandConfiguration(commandName: "add", abstract: "Add members (admins only).")
+        @OptionGroup var globals: GlobalOptions
+        @Argument(help: "The group.") var group: String
+        @Argument(help: "Keys to add (npub or hex).") var keys: [String]
+
+        func execute() async throws -> CommandOutput {
+            let parsed = try KeyArgument.publicKeys(keys)
+            return GroupCommand.output(try await NodeOpener.with(globals) {
+                try await $0.addMembers(group, keys: parsed, timeout: globals.timeoutDuration)
+            })
+        }
+    }
+
+    struct Remove: BurrowCommand {
+        static let configuration = CommandConfiguration(commandName: "remove", abstract: "Remove members (admins only).")
+        @OptionGroup var globals: GlobalOptions
+        @Argument(help: "The group.") var group: String
+        @Argument(help: "Keys to remove (npub or hex).") var keys: [String]
+
+        func execute() async throws -> CommandOutput {
+            let parsed = try KeyArgument.publicKeys(keys)
+            return GroupCommand.output(try await NodeOpener.with(globals) {
+                try await $0.removeMembers(group, keys: parsed, timeout: globals.timeoutDuration)
+            })
+        }
+    }
+
+    struct Rename: BurrowCommand {
+        static let configuration = CommandConfiguration(commandName: "rename", abstract: "Rename the group (admins only).")
+        @OptionGroup var globals: GlobalOptions
+        @Argument(help: "The group.") var group: String
+        @Argument(help: "The new name.") var name: String
+        @Option(help: "A new description.") var description: String?
+
+        func execute() async throws -> CommandOutput {
+            GroupCommand.output(try await NodeOpener.with(globals) {
+                try await $0.updateGroup(group, name: name, description: description, timeout: globals.timeoutDuration)
+            })
+        }
+    }
+
+    struct Admins: BurrowCommand {
+        static let configuration = CommandConfiguration(commandName: "admins", abstract: "Add or remove admins (admins only).")
+        @OptionGroup var globals: GlobalOptions
+        @Argument(help: "The group.") var group: String
+        @Option(name: .customLong("add"), help: "A member to make admin (repeatable).") var add: [String] = []
+        @Option(name: .customLong("remove"), help: "An admin to demote (repeatable).") var remove: [String] = []
+
+        func execute() async throws -> CommandOutput {
+            let adds = try KeyArgument.publicKeys(add)
+            let removes = try KeyArgument.publicKeys(remove)
+            guard !adds.isEmpty || !removes.isEmpty else { throw CLIError(.invalid_input, "give --add or --remove") }
+            return GroupCommand.output(try await NodeOpener.with(globals) {
+                try await $0.changeAdmins(group, add: adds, remove: removes, timeout: globals.timeoutDuration)
+            })
+        }
+    }
+
+    struct SelfUpdate: BurrowCommand {
+        static let configuration = CommandConfiguration(commandName: "self-update", abstract: "Rotate our leaf keys in the group.")
+        @OptionGroup var globals: GlobalOptions
+        @Argument(help: "The group.") var group: String
+
+        func execute() async throws -> CommandOutput {
+            GroupCommand.output(try await NodeOpener.with(globals) { try await $0.selfUpdate(group, timeout: globals.timeoutDuration) })
+        }
+    }
+
+    struct List: BurrowCommand {
+        static let configuration = CommandConfiguration(commandName: "list", abstract: "List groups.")
+        @OptionGroup var globals: GlobalOptions
+        @OptionGroup var freshness: SyncFlag
+
+        func execute() async throws -> CommandOutput {
+            let groups = try await NodeOpener.with(globals) { node in
+                try await freshness.apply(node, globals)
+                return try node.groups()
+            }
+            return CommandOutput(fields: [("groups", .array(groups.map(MarmotOutput.group)))],
+                                 human: groups.isEmpty ? "(no groups)" : groups.map(MarmotOutput.groupText).joined(separator: "\n"))
+        }
+    }
+
+    struct Show: BurrowCommand {
+        static let configuration = CommandConfiguration(commandName: "show", abstract: "Show one group.")
+        @OptionGroup var globals: GlobalOptions
+        @OptionGroup var freshness: SyncFlag
+        @Argument(help: "The group.") var group: String
+
+        func execute() async throws -> CommandOutput {
+            GroupCommand.output(try await NodeOpener.with(globals) { node in
+                try await freshness.apply(node, globals)
+                return try node.group(group)
+            })
+        }
+    }
+
+    struct Requests: BurrowCommand {
+        static let configuration = CommandConfiguration(commandName: "requests", abstract: "Pending leave requests, for admins.")
+        @OptionGroup var globals: GlobalOptions
+        @OptionGroup var freshness: SyncFlag
+        @Argument(help: "The group.") var group: String
+
+        func execute() async throws -> CommandOutput {
+            let requests = try await NodeOpener.with(globals) { node in
+                try await freshness.apply(node, globals)
+                return try node.leaveRequests(group)
+            }
+            return CommandOutput(
+                fields: [("requests", .array(requests.map { .object([("member", .string($0.member)), ("created_at", .int($0.createdAt))]) }))],
+                human: requests.isEmpty ? "(no leave requests)" : requests.map { "\($0.member) asked to leave at \($0.createdAt)" }
+                    .joined(separator: "\n"))
+        }
+    }
+}

@@ -1,0 +1,43 @@
+import ArgumentParser
+import Node
+
+/// `burrow invite list|accept|decline`.
+struct InviteCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(commandName: "invite", abstract: "Welcomes awaiting consent.",
+                                                    subcommands: [List.self, Accept.self, Decline.self])
+
+    struct List: BurrowCommand {
+        static let configuration = CommandConfiguration(commandName: "list", abstract: "Pending invites.")
+        @OptionGroup var globals: GlobalOptions
+        @OptionGroup var freshness: SyncFlag
+
+        func execute() async throws -> CommandOutput {
+            let invites = try await NodeOpener.with(globals) { node in
+                try await freshness.apply(node, globals)
+                return try node.invites()
+            }
+            return CommandOutput(fields: [("invites", .array(invites.map(MarmotOutput.invite)))],
+                                 human: invites.isEmpty ? "(no invites)" : invites.map(MarmotOutput.inviteText).joined(separator: "\n"))
+        }
+    }
+
+    struct Accept: BurrowCommand {
+        static let configuration = CommandConfiguration(commandName: "accept", abstract: "Join the group of an invite.")
+        @OptionGroup var globals: GlobalOptions
+        @Argument(help: "The invite id (the gift wrap's event id, or a unique prefix).") var id: String
+
+        func execute() async throws -> CommandOutput {
+            GroupCommand.output(try await NodeOpener.with(globals) { try await $0.acceptInvite(id, timeout: globals.timeoutDuration) })
+        }
+    }
+
+    struct Decline: BurrowCommand {
+        static let configuration = CommandConfiguration(commandName: "decline", abstract: "Decline an invite.")
+        @OptionGroup var globals: GlobalOptions
+        @Argument(help: "The invite id.") var id: String
+
+        func execute() async throws -> CommandOutput {
+            GroupCommand.output(try await NodeOpener.with(globals) { try $0.declineInvite(id) })
+        }
+    }
+}

@@ -1,0 +1,92 @@
+import ArgumentParser
+import Foundation
+import Node
+
+/// `burrow chat GROUP TEXT`.
+struct ChatCommand: BurrowCommand {
+    static let configuration = CommandConfiguration(commandName: "chat", abstract: "Send a chat message (kind 9, plain text).")
+    @OptionGroup var globals: GlobalOptions
+    @Argument(help: "The group.") var group: String
+    @Argument(help: "The text.") var text: String
+
+    func execute() async throws -> CommandOutput {
+        let sent = try await NodeOpener.with(globals) { try await $0.chat(group, text: text, timeout: globals.timeoutDuration) }
+        return SentOutput.of(sent)
+    }
+}
+
+/// `burrow location GROUP --lat F --lon F [--alt M] [--acc M] [--batt PCT]`.
+struct LocationCommand: BurrowCommand {
+    static let configuration = CommandConfiguration(commandName: "location", abstract: "Share a location (kind 1, Whistle payload).")
+    @OptionGroup var globals: GlobalOptions
+    @Argument(help: "The group.") var group: String
+    @Option(help: "Latitude in degrees.") var lat: Double
+    @Option(help: "Longitude in degrees.") var lon: Double
+    @Option(help: "Altitude in meters.") var alt: Double?
+    @Option(help: "Horizontal accuracy in meters.") var acc: Double?
+    @Option(help: "Battery percentage.") var batt: Int?
+
+    func execute() async throws -> CommandOutput {
+        let sent = try await NodeOpener.with(globals) {
+            try await $0.shareLocation(group, latitude: lat, longitude: lon, altitude: alt, accuracy: acc, battery: batt.map(Int64.init),
+                                       timeout: globals.timeoutDuration)
+        }
+        return SentOutput.of(sent)
+    }
+}
+
+enum SentOutput {
+    static func of(_ sent: SentMessage) -> CommandOutput {
+        CommandOutput(fields: [("event_id", .string(sent.eventID.hex)), ("message_id", .string(sent.messageID.hex))],
+                      human: "sent \(sent.messageID.hex) in event \(sent.eventID.hex)")
+    }
+}
+
+/// `burrow leave GROUP`.
+struct LeaveCommand: BurrowCommand {
+    static let configuration = CommandConfiguration(commandName: "leave", abstract: "Leave a group.")
+    @OptionGroup var globals: GlobalOptions
+    @Argument(help: "The group.") var group: String
+
+    func execute() async throws -> CommandOutput {
+        GroupCommand.output(try await NodeOpener.with(globals) { try await $0.leave(group, timeout: globals.timeoutDuration) })
+    }
+}
+
+/// `burrow messages GROUP [--limit N]`.
+struct MessagesCommand: BurrowCommand {
+    static let configuration = CommandConfiguration(commandName: "messages", abstract: "Stored messages of a group.")
+    @OptionGroup var globals: GlobalOptions
+    @OptionGroup var freshness: SyncFlag
+    @Argument(help: "The group.") var group: String
+    @Option(help: "Only the newest N.") var limit: Int?
+
+    func execute() async throws -> CommandOutput {
+        if let limit, limit < 0 { throw CLIError(.invalid_input, "--limit must not be negative") }
+        let messages = try await NodeOpener.with(globals) { node in
+            try await freshness.apply(node, globals)
+            return try node.messages(group, limit: limit)
+        }
+        return CommandOutput(fields: [("messages", .array(messages.map(MarmotOutput.message)))],
+                             human: messages.isEmpty ? "(no messages)" : messages.map(MarmotOutput.messageText).joined(separator: "\n"))
+    }
+}
+
+/// `burrow locations GROUP`.
+struct LocationsCommand: BurrowCommand {
+    static let configuration = CommandConfiguration(commandName: "locations", abstract: "The latest location of each member.")
+    @OptionGroup var globals: GlobalOptions
+    @OptionGroup var freshness: SyncFlag
+    @Argument(help: "The group.") var group: String
+
+    func execute() async throws -> CommandOutput {
+        let locations = try await NodeOpener.with(globals) { node in
+            try await freshness.apply(node, globals)
+            return try node.locations(group)
+        }
+        let human = locations.isEmpty ? "(no locations)" : locations.map {
+            "\($0.name ?? String($0.member.prefix(12))): \($0.payload.latitude), \($0.payload.longitude) ±\($0.payload.accuracy) m at \($0.payload.timestamp)\($0.stale ? " (stale)" : "")"
+        }.joined(separator: "\n")
+        return CommandOutput(fields: [("locations", .array(locations.map(MarmotOutput.locationEntry)))], human: human)
+    }
+}

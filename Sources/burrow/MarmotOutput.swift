@@ -1,0 +1,101 @@
+import Marmot
+import Node
+
+/// JSON and text forms of the Marmot views (docs/cli.md field names).
+enum MarmotOutput {
+    static func group(_ g: GroupView) -> JSONOutput {
+        .object([
+            ("nostr_group_id", .string(g.nostrGroupID)), ("mls_group_id", .string(g.mlsGroupID)), ("name", .string(g.name)),
+            ("description", .string(g.description)), ("epoch", .int(Int64(clamping: g.epoch))),
+            ("members", .array(g.members.map { .string($0) })), ("admins", .array(g.admins.map { .string($0) })),
+            ("relays", .array(g.relays.map { .string($0) })), ("state", .string(g.state)),
+        ])
+    }
+
+    static func groupText(_ g: GroupView) -> String {
+        """
+        \(g.name.isEmpty ? "(unnamed)" : g.name) [\(g.state)] epoch \(g.epoch)
+          nostr_group_id \(g.nostrGroupID)
+          mls_group_id   \(g.mlsGroupID)
+          members        \(g.members.joined(separator: ", "))
+          admins         \(g.admins.joined(separator: ", "))
+          relays         \(g.relays.joined(separator: ", "))
+        """ + (g.description.isEmpty ? "" : "\n  description    \(g.description)")
+    }
+
+    static func invite(_ i: InviteView) -> JSONOutput {
+        .object([
+            ("id", .string(i.id)), ("group_name", .string(i.groupName)), ("nostr_group_id", .string(i.nostrGroupID)),
+            ("from", .string(i.from)), ("members", .array(i.members.map { .string($0) })),
+        ])
+    }
+
+    static func inviteText(_ i: InviteView) -> String {
+        "invite \(i.id): \"\(i.groupName)\" from \(i.from), \(i.members.count) members"
+    }
+
+    static func location(_ p: LocationPayload) -> JSONOutput {
+        var fields: [(String, JSONOutput)] = [
+            ("type", .string(LocationPayload.type)), ("lat", .double(p.latitude)), ("lon", .double(p.longitude)),
+            ("alt", .double(p.altitude)), ("acc", .double(p.accuracy)), ("ts", .int(p.timestamp)),
+        ]
+        if let battery = p.battery { fields.append(("batt", .int(battery))) }
+        if let interval = p.interval { fields.append(("interval", .int(interval))) }
+        if let stationary = p.stationary { fields.append(("stationary", .bool(stationary))) }
+        fields.append(("v", .int(p.version)))
+        return .object(fields)
+    }
+
+    static func message(_ m: MessageView) -> JSONOutput {
+        var fields: [(String, JSONOutput)] = [
+            ("id", .string(m.id)), ("event_id", .string(m.eventID)), ("kind", .int(m.kind)), ("sender", .string(m.sender)),
+            ("sender_name", m.senderName.map { .string($0) } ?? .null), ("created_at", .int(m.createdAt)),
+            ("content", .string(m.content)),
+        ]
+        if let text = m.text { fields.append(("text", .string(text))) }
+        if let payload = m.location { fields.append(("location", Self.location(payload))) }
+        if let reaction = m.reaction {
+            fields.append(("reaction", .object([("emoji", .string(reaction.emoji)), ("target", .string(reaction.target.hex))])))
+        }
+        if let deleted = m.deleted { fields.append(("deleted", .array(deleted.map { .string($0) }))) }
+        return .object(fields)
+    }
+
+    static func messageText(_ m: MessageView) -> String {
+        let who = m.senderName ?? String(m.sender.prefix(12))
+        if let text = m.text { return "[\(m.createdAt)] \(who): \(text)" }
+        if let l = m.location { return "[\(m.createdAt)] \(who) is at \(l.latitude), \(l.longitude) (±\(l.accuracy) m)" }
+        if m.kind == MarmotKind.leaveRequest { return "[\(m.createdAt)] \(who) asks to leave the group" }
+        if let r = m.reaction { return "[\(m.createdAt)] \(who) reacted \(r.emoji) to \(r.target.hex.prefix(12))" }
+        return "[\(m.createdAt)] \(who) kind \(m.kind): \(m.content)"
+    }
+
+    static func locationEntry(_ l: LocationView) -> JSONOutput {
+        .object([
+            ("member", .string(l.member)), ("name", l.name.map { .string($0) } ?? .null), ("lat", .double(l.payload.latitude)),
+            ("lon", .double(l.payload.longitude)), ("acc", .double(l.payload.accuracy)), ("ts", .int(l.payload.timestamp)),
+            ("stale", .bool(l.stale)),
+        ])
+    }
+
+    static func issue(_ i: SyncIssue) -> JSONOutput {
+        .object([("event_id", .string(i.eventID)), ("reason", .string(i.reason))])
+    }
+
+    /// One `run` line.
+    static func update(_ u: NodeUpdate) -> JSONOutput {
+        switch u {
+        case .message(let m):
+            guard case .object(let fields) = message(m) else { return .null }
+            return .object([("type", .string("message")), ("group", .string(m.groupID))] + fields)
+        case .group(let g):
+            guard case .object(let fields) = group(g) else { return .null }
+            return .object([("type", .string("group"))] + fields)
+        case .invite(let i):
+            guard case .object(let fields) = invite(i) else { return .null }
+            return .object([("type", .string("invite"))] + fields)
+        case .error(let e):
+            return .object([("type", .string("error")), ("event_id", .string(e.eventID)), ("reason", .string(e.reason))])
+        }
+    }
+}
