@@ -182,6 +182,11 @@ extension BurrowNode {
                 let decrypted: DecryptedGroupEvent
                 do { decrypted = try loaded.group.decrypt(validated) } catch MarmotError.groupEventUndecryptable {
                     if !loaded.group.isActive { throw PipelineRejection("the group is no longer ours to read") }
+                    if event.createdAt <= (try joinedAt(row, tx: tx)) {
+                        // Sent in an epoch before ours (e.g. the commit that added us): never ours to read.
+                        try tx.processedEvents.mark(eventID: event.id.bytes, outcome: "sent before we joined", at: now)
+                        return .skipped
+                    }
                     return .hold("no key of a known epoch opens it (a later epoch?)")
                 }
                 let outcome: GroupEventOutcome
@@ -237,6 +242,13 @@ extension BurrowNode {
             report.fail(event.id, reason)
             return .done(epochChanged: false, nostrGroupIDChanged: nil)
         }
+    }
+
+    /// When we entered the group: the welcome's created_at for a joined group, else its creation.
+    func joinedAt(_ row: StoredGroup, tx: StoreTransaction) throws -> Int64 {
+        let invite = try tx.invites.list(state: .accepted).last { $0.mlsGroupID == row.mlsGroupID }
+        if let invite, let rumor = try? Rumor(json: invite.rumorJSON) { return rumor.createdAt }
+        return row.createdAt
     }
 
     /// Commits proposals every member commits on receipt (SelfRemove; a legacy self-Remove
