@@ -132,23 +132,31 @@ extension BurrowNode {
         var queue = events.sorted(by: Self.createdAtOrder)
         var changed: [[UInt8]] = []
         var lastHold: [String: String] = [:]
+        var preJoin = Set<EventID>()
         while true {
             var held: [Event] = []
             var progressed = false
             for event in queue {
                 switch handleGroupEvent(event, report: &report) {
-                case .done(let epochChanged, let renamed):
-                    progressed = progressed || epochChanged
+                case .done(_, let renamed):
+                    progressed = true
                     if let renamed, !changed.contains(renamed) { changed.append(renamed) }
-                case .hold(let reason):
+                case .hold(let reason, let beforeJoin):
                     held.append(event)
                     lastHold[event.id.hex] = reason
+                    if beforeJoin { preJoin.insert(event.id) }
                 case .skipped:
                     break
                 }
             }
             guard progressed, !held.isEmpty else {
-                for event in held { report.fail(event.id, "held: \(lastHold[event.id.hex] ?? "cannot be placed yet")") }
+                for event in held {
+                    if preJoin.contains(event.id) {
+                        _ = try? store.transaction { try $0.processedEvents.mark(eventID: event.id.bytes, outcome: "sent before we joined") }
+                    } else {
+                        report.fail(event.id, "held: \(lastHold[event.id.hex] ?? "cannot be placed yet")")
+                    }
+                }
                 break
             }
             queue = held
@@ -158,7 +166,9 @@ extension BurrowNode {
 
     enum GroupEventResult {
         case done(epochChanged: Bool, nostrGroupIDChanged: [UInt8]?)
-        case hold(String)
+        /// Not placeable yet. `beforeJoin`: it predates our welcome, so if no later epoch change
+        /// opens it, it was sent in an epoch before ours (e.g. the commit that added us).
+        case hold(String, beforeJoin: Bool)
         case skipped
     }
 
@@ -182,16 +192,14 @@ extension BurrowNode {
                 let decrypted: DecryptedGroupEvent
                 do { decrypted = try loaded.group.decrypt(validated) } catch MarmotError.groupEventUndecryptable {
                     if !loaded.group.isActive { throw PipelineRejection("the group is no longer ours to read") }
-                    if event.createdAt <= (try joinedAt(row, tx: tx)) {
-                        // Sent in an epoch before ours (e.g. the commit that added us): never ours to read.
-                        try tx.processedEvents.mark(eventID: event.id.bytes, outcome: "sent before we joined", at: now)
-                        return .skipped
-                    }
-                    return .hold("no key of a known epoch opens it (a later epoch?)")
+                    return .hold("no key of a known epoch opens it (a later epoch?)",
+                                 beforeJoin: event.createdAt <= (try joinedAt(row, tx: tx)))
                 }
                 let outcome: GroupEventOutcome
                 do { outcome = try loaded.group.process(decrypted) } catch MarmotError.epochUnavailable(let epoch, let current) {
-                    return .hold("epoch \(epoch) is ahead of ours (\(current))")
+                    return .hold("epoch \(epoch) is ahead of ours (\(current))", beforeJoin: false)
+                } catch MLSError.unknownProposalReference {
+                    return .hold("it commits a proposal not seen yet", beforeJoin: false)
                 } catch MarmotError.staleCommit(let epoch) {
                     try tx.processedEvents.mark(eventID: event.id.bytes, outcome: "stale commit of epoch \(epoch)", at: now)
                     return .done(epochChanged: false, nostrGroupIDChanged: nil)

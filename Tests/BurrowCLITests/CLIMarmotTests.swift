@@ -1,0 +1,210 @@
+import Foundation
+import TestSupport
+import XCTest
+
+/// The Marmot commands of docs/cli.md through the real program: three Burrow homes in one
+/// family group over rust-nostr's LocalRelay on 127.0.0.1.
+final class CLIMarmotTests: XCTestCase {
+    var root: URL!
+    var passFile: URL!
+    var relay: RelayProcess!
+
+    override func setUp() async throws {
+        root = FileManager.default.temporaryDirectory.appendingPathComponent("burrow-cli-marmot-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: root, withIntermediateDirectories: true)
+        passFile = root.appendingPathComponent("pass")
+        try "marmot test passphrase".write(to: passFile, atomically: true, encoding: .utf8)
+        relay = try await RelayProcess.start(RelayProcess.Options(notesPerMinute: 10_000))
+    }
+
+    override func tearDown() async throws {
+        relay?.stop()
+        try? FileManager.default.removeItem(at: root)
+    }
+
+    /// One user's home.
+    struct Home {
+        let test: CLIMarmotTests
+        let name: String
+        var path: String { test.root.appendingPathComponent(name).path }
+
+        func run(_ args: [String], file: StaticString = #filePath, line: UInt = #line) throws -> BurrowResult {
+            try BurrowProcess.run(args + ["--home", path, "--passphrase-file", test.passFile.path, "--json", "--timeout", "5"])
+        }
+
+        /// Runs and requires success; returns the JSON document.
+        @discardableResult
+        func ok(_ args: [String], file: StaticString = #filePath, line: UInt = #line) throws -> [String: Any] {
+            let r = try run(args)
+            XCTAssertEqual(r.status, 0, "\(name) \(args): \(r.stdout) \(r.stderr)", file: file, line: line)
+            let json = try r.json()
+            XCTAssertEqual(json["ok"] as? Bool, true, file: file, line: line)
+            return json
+        }
+
+        /// Runs and requires failure with `code`.
+        func fails(_ args: [String], _ code: String, file: StaticString = #filePath, line: UInt = #line) throws {
+            let r = try run(args)
+            XCTAssertEqual(r.status, 1, "\(name) \(args): \(r.stdout)", file: file, line: line)
+            let error = try r.json()["error"] as? [String: Any]
+            XCTAssertEqual(error?["code"] as? String, code, "\(name) \(args): \(r.stdout)", file: file, line: line)
+        }
+
+        var pubkey: String {
+            get throws { try XCTUnwrap(try ok(["whoami"])["pubkey"] as? String) }
+        }
+
+        func group(_ group: String) throws -> [String: Any] { try XCTUnwrap(try ok(["group", "show", group])["group"] as? [String: Any]) }
+    }
+
+    func makeHome(_ name: String) throws -> Home {
+        let home = Home(test: self, name: name)
+        try home.ok(["init", "--kdf-memory-mib", "8"])
+        try home.ok(["relay", "add", relay.url])
+        let published = try home.ok(["keypackage", "publish"])
+        let ids = try XCTUnwrap(published["event_ids"] as? [String: String])
+        XCTAssertEqual(Set(ids.keys), ["30443", "443", "10051", "10050"])
+        return home
+    }
+
+    /// Syncs `home` and accepts its one pending invite; returns the joined group object.
+    func join(_ home: Home) throws -> [String: Any] {
+        let report = try home.ok(["sync"])
+        XCTAssertEqual((report["errors"] as? [Any])?.count, 0, "\(report)")
+        let invites = try XCTUnwrap(try home.ok(["invite", "list"])["invites"] as? [[String: Any]])
+        XCTAssertEqual(invites.count, 1)
+        let id = try XCTUnwrap(invites.first?["id"] as? String)
+        return try XCTUnwrap(try home.ok(["invite", "accept", id])["group"] as? [String: Any])
+    }
+
+    func testFamilyGroupLifecycle() throws {
+        let alice = try makeHome("alice"), bob = try makeHome("bob"), carol = try makeHome("carol")
+        let (a, b, c) = (try alice.pubkey, try bob.pubkey, try carol.pubkey)
+
+        // Create with Bob invited; the group object has every documented field.
+        let created = try XCTUnwrap(try alice.ok(["group", "create", "Family", "--description", "us", "--invite", b])["group"] as? [String: Any])
+        XCTAssertEqual(Set(created.keys), ["nostr_group_id", "mls_group_id", "name", "description", "epoch", "members", "admins", "relays", "state"])
+        XCTAssertEqual(created["name"] as? String, "Family")
+        XCTAssertEqual(created["description"] as? String, "us")
+        XCTAssertEqual(created["epoch"] as? Int, 1)
+        XCTAssertEqual(Set(try XCTUnwrap(created["members"] as? [String])), [a, b])
+        XCTAssertEqual(created["admins"] as? [String], [a])
+        XCTAssertEqual(created["relays"] as? [String], [relay.url])
+        XCTAssertEqual(created["state"] as? String, "active")
+        let gid = try XCTUnwrap(created["nostr_group_id"] as? String)
+
+        // Bob sees the invite with its fields, then joins.
+        XCTAssertEqual(try bob.ok(["sync"])["processed"] as? Int, 1)
+        let invites = try XCTUnwrap(try bob.ok(["invite", "list"])["invites"] as? [[String: Any]])
+        XCTAssertEqual(invites.count, 1)
+        XCTAssertEqual(invites[0]["group_name"] as? String, "Family")
+        XCTAssertEqual(invites[0]["nostr_group_id"] as? String, gid)
+        XCTAssertEqual(invites[0]["from"] as? String, a)
+        XCTAssertEqual(Set(try XCTUnwrap(invites[0]["members"] as? [String])), [a, b])
+        XCTAssertEqual(try bob.group(gid)["state"] as? String, "pending")
+        try bob.fails(["invite", "accept", "00000000"], "unknown_invite")
+        let joined = try XCTUnwrap(try bob.ok(["invite", "accept", try XCTUnwrap(invites[0]["id"] as? String)])["group"] as? [String: Any])
+        XCTAssertEqual(joined["state"] as? String, "active")
+        XCTAssertEqual((try bob.ok(["invite", "list"])["invites"] as? [Any])?.count, 0)
+
+        // Chat and location both ways, with senders and payloads.
+        let sent = try bob.ok(["chat", "Family", "hello from bob"])
+        XCTAssertEqual((sent["event_id"] as? String)?.count, 64)
+        let chatID = try XCTUnwrap(sent["message_id"] as? String)
+        try alice.ok(["location", String(gid.prefix(8)), "--lat", "48.8566", "--lon", "2.3522", "--acc", "12.5", "--batt", "77"])
+        try alice.ok(["chat", gid, "hello from alice"])
+        try bob.ok(["sync"])
+        let messages = try XCTUnwrap(try bob.ok(["messages", "Family"])["messages"] as? [[String: Any]])
+        XCTAssertEqual(messages.count, 3)
+        let bobChat = try XCTUnwrap(messages.first { $0["id"] as? String == chatID })
+        XCTAssertEqual(bobChat["sender"] as? String, b)
+        XCTAssertEqual(bobChat["kind"] as? Int, 9)
+        XCTAssertEqual(bobChat["text"] as? String, "hello from bob")
+        let location = try XCTUnwrap(messages.first { $0["kind"] as? Int == 1 })
+        XCTAssertEqual(location["sender"] as? String, a)
+        let payload = try XCTUnwrap(location["location"] as? [String: Any])
+        XCTAssertEqual(payload["lat"] as? Double, 48.8566)
+        XCTAssertEqual(payload["batt"] as? Int, 77)
+        XCTAssertEqual(payload["interval"] as? Int, 3600)
+        XCTAssertEqual(payload["v"] as? Int, 1)
+        let locations = try XCTUnwrap(try bob.ok(["locations", "Family"])["locations"] as? [[String: Any]])
+        XCTAssertEqual(locations.count, 1)
+        XCTAssertEqual(locations[0]["member"] as? String, a)
+        XCTAssertEqual(locations[0]["acc"] as? Double, 12.5)
+        XCTAssertEqual(locations[0]["stale"] as? Bool, false)
+        let newest = try XCTUnwrap(try bob.ok(["messages", "Family", "--limit", "2"])["messages"] as? [[String: Any]])
+        XCTAssertEqual(Set(newest.compactMap { $0["sender"] as? String }), [a])
+        XCTAssertEqual(Set(newest.compactMap { $0["kind"] as? Int }), [1, 9])
+
+        // Only admins commit; admins must be members.
+        try bob.fails(["group", "add", "Family", c], "not_admin")
+        try alice.fails(["group", "admins", "Family", "--add", c], "invalid_input")
+        try alice.fails(["group", "add", "Family", String(repeating: "ab", count: 32)], "no_key_package")
+
+        // Alice adds Carol, renames, makes Bob admin; everyone follows.
+        try alice.ok(["group", "add", "Family", c])
+        XCTAssertEqual(try join(carol)["epoch"] as? Int, 2)
+        try alice.ok(["group", "rename", "Family", "Family 2"])
+        let promoted = try XCTUnwrap(try alice.ok(["group", "admins", "Family 2", "--add", b])["group"] as? [String: Any])
+        XCTAssertEqual(Set(try XCTUnwrap(promoted["admins"] as? [String])), [a, b])
+        for home in [bob, carol] {
+            let report = try home.ok(["sync"])
+            XCTAssertEqual((report["errors"] as? [Any])?.count, 0, "\(report)")
+            let g = try home.group(gid)
+            XCTAssertEqual(g["name"] as? String, "Family 2")
+            XCTAssertEqual(g["epoch"] as? Int, 4)
+            XCTAssertEqual(Set(try XCTUnwrap(g["members"] as? [String])), [a, b, c])
+            XCTAssertEqual(Set(try XCTUnwrap(g["admins"] as? [String])), [a, b])
+        }
+        try carol.ok(["chat", "Family 2", "carol here"])
+        try alice.ok(["sync"])
+        XCTAssertTrue(try XCTUnwrap(try alice.ok(["messages", gid])["messages"] as? [[String: Any]]).contains {
+            $0["sender"] as? String == c && $0["text"] as? String == "carol here"
+        })
+
+        // Carol leaves: a leave request and a SelfRemove; both admins auto-commit, one wins.
+        let leaving = try XCTUnwrap(try carol.ok(["leave", gid])["group"] as? [String: Any])
+        XCTAssertEqual(leaving["state"] as? String, "leaving")
+        let requests = try XCTUnwrap(try alice.ok(["group", "requests", gid, "--sync"])["requests"] as? [[String: Any]])
+        XCTAssertTrue(requests.isEmpty || requests.allSatisfy { $0["member"] as? String == c })
+        try bob.ok(["sync"])
+        try alice.ok(["sync"])
+        try bob.ok(["sync"])
+        let aliceView = try alice.group(gid), bobView = try bob.group(gid)
+        XCTAssertEqual(Set(try XCTUnwrap(aliceView["members"] as? [String])), [a, b])
+        XCTAssertEqual(aliceView["epoch"] as? Int, bobView["epoch"] as? Int)
+        XCTAssertEqual(aliceView["members"] as? [String], bobView["members"] as? [String])
+        try carol.ok(["sync"])
+        XCTAssertEqual(try carol.group(gid)["state"] as? String, "left")
+
+        // Alice and Bob still talk at the new epoch.
+        try alice.ok(["chat", gid, "after carol left"])
+        try bob.ok(["sync"])
+        XCTAssertEqual((try bob.ok(["messages", gid, "--limit", "1"])["messages"] as? [[String: Any]])?.first?["text"] as? String,
+                       "after carol left")
+
+        // Bob removes Alice's admin role? Never zero admins: Alice alone cannot leave as last admin.
+        try bob.ok(["group", "admins", gid, "--remove", b])
+        try alice.ok(["sync"])
+        try alice.fails(["leave", gid], "last_admin")
+    }
+
+    func testGroupResolutionAndInviteErrors() throws {
+        let alice = try makeHome("alice")
+        try alice.fails(["group", "show", "Nope"], "unknown_group")
+        try alice.ok(["group", "create", "Twins"])
+        try alice.ok(["group", "create", "Twins"])
+        try alice.fails(["group", "show", "Twins"], "ambiguous_group")
+        let groups = try XCTUnwrap(try alice.ok(["group", "list"])["groups"] as? [[String: Any]])
+        XCTAssertEqual(groups.count, 2)
+        XCTAssertEqual(groups.map { $0["epoch"] as? Int }, [0, 0])
+        let id = try XCTUnwrap(groups[0]["mls_group_id"] as? String)
+        XCTAssertEqual(try alice.group(id)["mls_group_id"] as? String, id)
+        try alice.fails(["chat", "Nope", "x"], "unknown_group")
+        // A key with no KeyPackage on the relays (secp256k1's generator point, nobody's user).
+        try alice.fails(["group", "create", "Lonely", "--invite", "79be667ef9dcbbac55a06295ce870b07029bfcdb2dce28d959f2815b16f81798"],
+                        "no_key_package")
+        try alice.fails(["group", "create", "Bad", "--invite", "not-a-key"], "invalid_input")
+        try alice.fails(["invite", "decline", "abcdef0123"], "unknown_invite")
+    }
+}
