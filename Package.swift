@@ -68,7 +68,10 @@ let package = Package(
         // Wiring and programs.
         .target(
             name: "Node",
-            dependencies: ["Nostr", "MLS", "Marmot", "RelayClient", "Store", .product(name: "Logging", package: "swift-log")],
+            dependencies: [
+                "Nostr", "MLS", "Marmot", "RelayClient", "Store", .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOCore", package: "swift-nio"), .product(name: "NIOPosix", package: "swift-nio"),
+            ],
             swiftSettings: swift5
         ),
         .target(
@@ -97,6 +100,11 @@ let package = Package(
         .testTarget(name: "MarmotTests", dependencies: ["TestSupport", "Marmot", "MLS", "Nostr"], swiftSettings: swift5),
         .testTarget(name: "RelayClientTests", dependencies: ["TestSupport", "RelayClient", "Nostr"], swiftSettings: swift5),
         .testTarget(name: "StoreTests", dependencies: ["TestSupport", "Store"], swiftSettings: swift5),
+        .testTarget(
+            name: "NodeTests",
+            dependencies: ["TestSupport", "Node", "Store", .product(name: "Logging", package: "swift-log")],
+            swiftSettings: swift5
+        ),
         .executableTarget(name: "StoreProbe", dependencies: ["Store"], path: "Tests/StoreProbe", swiftSettings: swift5),
         .testTarget(name: "ConformanceTests", dependencies: ["TestSupport", "Conformance", "Nostr", "MLS"], swiftSettings: swift5),
         .testTarget(

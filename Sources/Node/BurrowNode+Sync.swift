@@ -315,14 +315,8 @@ extension BurrowNode {
     /// A reason for `errors`, from any error (never secret: errors carry no secret material).
     static func describe(_ error: Error) -> String {
         if let rejection = error as? PipelineRejection { return rejection.reason }
-        if let node = error as? NodeError {
-            switch node {
-            case .invalidInput(let m), .relayRejected(let m), .relayUnreachable(let m), .timeout(let m), .internalError(let m),
-                 .unknownGroup(let m), .ambiguousGroup(let m), .unknownInvite(let m), .notAdmin(let m), .lastAdmin(let m),
-                 .noKeyPackage(let m), .welcomeTooLarge(let m):
-                return m
-            }
-        }
+        // A NodeError's description is its message (see NodeError.swift).
+        if let node = error as? NodeError { return node.description }
         return String(describing: error)
     }
 }

@@ -75,11 +75,7 @@ public final class BurrowStore: @unchecked Sendable {
         guard files.directoryExists else { throw StoreError.notInitialized }
         guard StoreHome.fileExists(files.headerPath) else { throw StoreError.notInitialized }
         let lock = try HomeLock(path: files.lockPath)
-        guard let headerData = try files.readHeader() else { throw StoreError.notInitialized }
-        let header = try StoreHeader.decode(headerData)
-
-        let key = try StoreKey(passphrase: passphrase, parameters: header.kdf)
-        guard key.matches(checkValue: header.keyCheck) else { throw StoreError.wrongPassphrase }
+        let (header, key) = try checkedKey(files, passphrase: passphrase)
 
         // From here on the key is right: anything SQLite cannot read is damage.
         guard let size = files.databaseSize() else { throw StoreError.storeCorrupt("the database file is missing") }
@@ -91,6 +87,26 @@ public final class BurrowStore: @unchecked Sendable {
         guard version <= Schema.latestVersion else { throw StoreError.unsupportedSchemaVersion(version) }
         try Schema.migrate(connection)
         return BurrowStore(home: files.directory, kdfParameters: header.kdf, connection: connection, homeLock: lock)
+    }
+
+    /// Checks `passphrase` against the home's key-check value exactly as `open` does, without
+    /// taking the home lock or touching the database. A command handed to the running node (which
+    /// holds the lock) proves with this that it knows the passphrase, as a direct `open` would.
+    /// Throws `notInitialized` (no store), `storeCorrupt` (unreadable header) or `wrongPassphrase`.
+    public static func verifyPassphrase(home: URL, passphrase: [UInt8]) throws {
+        let files = StoreHome(home)
+        guard files.directoryExists, StoreHome.fileExists(files.headerPath) else { throw StoreError.notInitialized }
+        _ = try checkedKey(files, passphrase: passphrase)
+    }
+
+    /// Reads the header, derives the key from `passphrase` and compares its check value with the
+    /// stored one in constant time: the single place that decides `wrongPassphrase`.
+    private static func checkedKey(_ files: StoreHome, passphrase: [UInt8]) throws -> (StoreHeader, StoreKey) {
+        guard let headerData = try files.readHeader() else { throw StoreError.notInitialized }
+        let header = try StoreHeader.decode(headerData)
+        let key = try StoreKey(passphrase: passphrase, parameters: header.kdf)
+        guard key.matches(checkValue: header.keyCheck) else { throw StoreError.wrongPassphrase }
+        return (header, key)
     }
 
     /// Keys the connection and sets the pragmas every connection runs with. The first read

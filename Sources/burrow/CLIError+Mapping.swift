@@ -37,6 +37,9 @@ extension CLIError {
             case .lastAdmin(let m): return CLIError(.last_admin, m)
             case .noKeyPackage(let m): return CLIError(.no_key_package, m)
             case .welcomeTooLarge(let m): return CLIError(.welcome_too_large, m)
+            case .controlNotAnswering: return CLIError(.busy, "\(error)")
+            case .controlSocketUnavailable, .controlFrameTooLarge, .controlFrameTruncated, .controlFrameMalformed:
+                return CLIError(.internal, "\(error)")
             }
         case let error as MarmotError:
             switch error {

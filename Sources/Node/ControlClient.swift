@@ -1,0 +1,101 @@
+import Foundation
+import NIOCore
+import NIOPosix
+
+/// The forwarding end of the control channel: a command that finds the home locked hands its
+/// command line to the `burrow run` that owns it and prints the answer.
+public enum ControlClient {
+    /// Sends `request` to the node serving `home` and waits at most `timeout` (connecting
+    /// included) for its answer.
+    ///
+    /// Throws `controlNotAnswering` when nothing accepts on `<home>/burrow.sock` (no socket
+    /// file, or a stale one): the CLI's `busy`. Throws `timeout` when no complete answer came in
+    /// time — the node may still run the command. Throws `controlFrameTruncated` when the node
+    /// closed the connection without a complete answer (it was shutting down, or refused the
+    /// request), `controlFrameTooLarge` for a request over the limit (before connecting) or an
+    /// answer over it, `controlFrameMalformed` for an answer that is not a response.
+    public static func send(_ request: ControlRequest, home: URL, timeout: Duration) async throws -> ControlResponse {
+        guard timeout > .zero else { throw NodeError.invalidInput("the control timeout must be positive") }
+        let frame = try request.encodedFrame()
+        let path = try ControlSocketFile.checkedPath(home: home, error: NodeError.controlNotAnswering)
+        // One loop for the channel, its handler, the answer and the timer.
+        let loop = MultiThreadedEventLoopGroup.singleton.next()
+        let deadline = NIODeadline.now() + TimeAmount(timeout)
+        let answer = loop.makePromise(of: ControlResponse.self)
+        let reader = ControlResponseHandler(answer: answer)
+
+        let channel: Channel
+        do {
+            channel = try await ClientBootstrap(group: loop)
+                .connectTimeout(TimeAmount(timeout))
+                .channelInitializer { $0.pipeline.addHandler(reader) }
+                .connect(unixDomainSocketPath: path)
+                .get()
+        } catch {
+            // Settle the promise (NIO insists every promise is completed) on its loop.
+            try? await loop.submit { reader.complete(.failure(error)) }.get()
+            if ControlSocketFile.isNobodyListening(error) {
+                throw NodeError.controlNotAnswering("nothing accepts on \(path)")
+            }
+            if case ChannelError.connectTimeout? = error as? ChannelError {
+                throw NodeError.timeout("connecting to the running node on \(path) took longer than \(timeout)")
+            }
+            throw NodeError.controlNotAnswering("connecting to \(path) failed: \(error)")
+        }
+
+        let timer = channel.eventLoop.scheduleTask(deadline: deadline) {
+            reader.complete(.failure(NodeError.timeout("the running node did not answer within \(timeout)")))
+            channel.close(promise: nil)
+        }
+        defer {
+            timer.cancel()
+            channel.close(promise: nil)
+        }
+        channel.writeAndFlush(channel.allocator.buffer(bytes: frame), promise: nil)
+        return try await answer.futureResult.get()
+    }
+}
+
+/// Reads the one response frame of a control connection and completes `answer` exactly once:
+/// with the response, or with why there is none.
+final class ControlResponseHandler: ChannelInboundHandler, @unchecked Sendable {
+    typealias InboundIn = ByteBuffer
+
+    // Touched only on the channel's event loop (the timer runs there too).
+    private var reader = ControlFrameReader(limit: ControlFrame.maximumResponsePayloadCount)
+    private var completed = false
+    private let answer: EventLoopPromise<ControlResponse>
+
+    init(answer: EventLoopPromise<ControlResponse>) { self.answer = answer }
+
+    func complete(_ result: Result<ControlResponse, Error>) {
+        guard !completed else { return }
+        completed = true
+        answer.completeWith(result)
+    }
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        guard !completed else { return }
+        do {
+            if let payload = try reader.append(unwrapInboundIn(data).readableBytesView) {
+                complete(.success(try ControlResponse(payload: payload)))
+            }
+        } catch {
+            complete(.failure(error))
+            context.close(promise: nil)
+        }
+    }
+
+    func channelInactive(context: ChannelHandlerContext) {
+        // A complete frame has completed the answer already; otherwise say what is missing.
+        if !completed {
+            do { try reader.finish() } catch { complete(.failure(error)) }
+        }
+        context.fireChannelInactive()
+    }
+
+    func errorCaught(context: ChannelHandlerContext, error: Error) {
+        // A reset before the answer is complete is the same as an early close.
+        context.close(promise: nil)
+    }
+}

@@ -1,0 +1,59 @@
+/// The running node's answer to a `ControlRequest`: what the command would have printed and
+/// its exit status, which the forwarding command prints and exits with unchanged.
+public struct ControlResponse: Equatable, Sendable {
+    public var exitCode: Int32
+    public var stdout: String
+    public var stderr: String
+
+    public init(exitCode: Int32, stdout: String, stderr: String) {
+        self.exitCode = exitCode
+        self.stdout = stdout
+        self.stderr = stderr
+    }
+
+    /// The response as one length-prefixed frame; `controlFrameTooLarge` beyond
+    /// `ControlFrame.maximumResponsePayloadCount`.
+    public func encodedFrame() throws -> [UInt8] {
+        try ControlFrame.encode(ControlJSON.encode(Wire(self)), limit: ControlFrame.maximumResponsePayloadCount)
+    }
+
+    /// Decodes exactly one response frame (typed `controlFrame…` errors for anything else).
+    public init(frame: [UInt8]) throws {
+        try self.init(payload: ControlFrame.decode(frame, limit: ControlFrame.maximumResponsePayloadCount))
+    }
+
+    /// Decodes a frame's payload: `{"version":1,"exit_code":N,"stdout":"…","stderr":"…"}`.
+    init(payload: [UInt8]) throws {
+        let wire = try ControlJSON.decode(Wire.self, from: payload, what: "response")
+        self.init(exitCode: wire.exitCode, stdout: wire.stdout, stderr: wire.stderr)
+    }
+
+    private struct Wire: Codable {
+        var exitCode: Int32
+        var stdout: String
+        var stderr: String
+
+        static let keys: Set<String> = ["version", "exit_code", "stdout", "stderr"]
+
+        init(_ response: ControlResponse) {
+            exitCode = response.exitCode
+            stdout = response.stdout
+            stderr = response.stderr
+        }
+
+        init(from decoder: Decoder) throws {
+            let c = try ControlJSON.object(decoder, what: "response", keys: Self.keys)
+            exitCode = try c.decode(Int32.self, forKey: .init("exit_code"))
+            stdout = try c.decode(String.self, forKey: .init("stdout"))
+            stderr = try c.decode(String.self, forKey: .init("stderr"))
+        }
+
+        func encode(to encoder: Encoder) throws {
+            var c = encoder.container(keyedBy: ControlJSON.Key.self)
+            try c.encode(ControlJSON.version, forKey: .init("version"))
+            try c.encode(exitCode, forKey: .init("exit_code"))
+            try c.encode(stdout, forKey: .init("stdout"))
+            try c.encode(stderr, forKey: .init("stderr"))
+        }
+    }
+}
