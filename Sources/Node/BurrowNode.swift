@@ -93,8 +93,12 @@ public final class BurrowNode {
     /// Parses and normalizes a relay URL as rust-nostr does (the form written into KeyPackages
     /// and group data).
     static func relayURL(_ text: String) throws -> RelayURL {
-        do { return try RelayURL(text.trimmingCharacters(in: .whitespacesAndNewlines)) } catch {
+        let url: RelayURL
+        do { url = try RelayURL(text.trimmingCharacters(in: .whitespacesAndNewlines)) } catch {
             throw NodeError.invalidInput("not a relay URL (ws:// or wss://): \(text)")
         }
+        // `wss://host/` and `wss://host` are one relay: keep the form without the slash.
+        if url.string.hasSuffix("/"), let bare = try? RelayURL(String(url.string.dropLast())), bare == url { return bare }
+        return url
     }
 }

@@ -128,6 +128,16 @@ public final class MDKPeer: @unchecked Sendable {
         return SentMessage(eventID: try fields.string("event_id"), rumorID: try fields.string("rumor_id"))
     }
 
+    /// Creates a message without publishing it; `publish(event:)` sends it later (a late delivery).
+    public func prepare(group: String, kind: Int, content: String) async throws -> (message: SentMessage, event: String) {
+        let fields = try await call("send", ["group": group, "kind": kind, "content": content, "publish": false])
+        return (SentMessage(eventID: try fields.string("event_id"), rumorID: try fields.string("rumor_id")), try fields.string("event"))
+    }
+
+    public func publish(event: String) async throws -> String {
+        try await call("publish_event", ["event": event]).string("event_id")
+    }
+
     /// Reads Welcomes and every active group's kind-445 events from the relays and hands what is
     /// new to MDK (see the script for ordering, auto-commits and retries).
     public func sync(acceptWelcomes: Bool = true, timeout: TimeInterval = 60) async throws -> SyncReport {

@@ -58,8 +58,18 @@ final class SQLiteStatement {
         switch rc {
         case SQLITE_ROW: return true
         case SQLITE_DONE: return false
+        case SQLITE_ERROR where Self.isGenericError(connection.handle):
+            // The statement compiled, so a bare SQLITE_ERROR while stepping comes from below
+            // SQL: SQLCipher reports a page that fails its HMAC this way.
+            throw StoreError.storeCorrupt("the database file is unreadable (a page failed its integrity check)")
         default: throw SQLiteConnection.error(code: rc, handle: connection.handle)
         }
+    }
+
+    /// Whether the connection's last error is SQLite's generic text for SQLITE_ERROR (no SQL-level detail).
+    private static func isGenericError(_ handle: OpaquePointer?) -> Bool {
+        guard let handle, let message = sqlite3_errmsg(handle), let generic = sqlite3_errstr(SQLITE_ERROR) else { return false }
+        return String(cString: message) == String(cString: generic)
     }
 
     /// Makes the statement ready to run again with new bindings.

@@ -344,12 +344,23 @@ class Peer:
         gid = self.group_id(request)
         tags = request.get("tags")
         event_json = self.mdk.create_message(gid, self.me(), request["content"], int(request["kind"]), tags, None)
-        event_id = await self.publish(ns.Event.from_json(event_json), "group message")
+        event = ns.Event.from_json(event_json)
+        if request.get("publish", True):
+            event_id = await self.publish(event, "group message")
+        else:
+            event_id = event.id().to_hex()
         self.own_events.add(event_id)
         stored = [m for m in self.mdk.get_messages(gid, None, None, "processed_at_first") if m.event_id == event_id]
         if len(stored) != 1:
             raise RuntimeError("MDK stored %d messages for the event it created" % len(stored))
-        return {"event_id": event_id, "rumor_id": stored[0].id}
+        return {"event_id": event_id, "rumor_id": stored[0].id, "event": event_json}
+
+    async def op_publish_event(self, request):
+        """Publishes an event made earlier (e.g. by send with publish=false)."""
+        event = ns.Event.from_json(request["event"])
+        event_id = await self.publish(event, "held event")
+        self.own_events.add(event_id)
+        return {"event_id": event_id}
 
     async def op_sync(self, request):
         accept = bool(request.get("accept_welcomes", True))

@@ -1,0 +1,72 @@
+import Foundation
+
+/// One Burrow user driven through the real `burrow` program: a home directory, a passphrase
+/// file, `--json` on every command and a bounded relay timeout.
+public struct BurrowHome: Sendable {
+    public struct CommandFailed: Error, CustomStringConvertible {
+        public let args: [String]
+        public let result: BurrowResult
+        public var description: String { "burrow \(args.joined(separator: " ")) exited \(result.status): \(result.stdout) \(result.stderr)" }
+    }
+
+    public let path: String
+    public let passphraseFile: String
+    public let timeout: Double
+
+    public init(path: String, passphraseFile: String, timeout: Double = 5) {
+        self.path = path
+        self.passphraseFile = passphraseFile
+        self.timeout = timeout
+    }
+
+    /// Runs `burrow args… --home … --json`, whatever its status.
+    public func run(_ args: [String], environment: [String: String] = [:]) throws -> BurrowResult {
+        try BurrowProcess.run(args + ["--home", path, "--passphrase-file", passphraseFile, "--json", "--timeout", String(timeout)],
+                              environment: environment, timeout: 300)
+    }
+
+    /// Runs and requires success; returns the JSON document.
+    @discardableResult
+    public func ok(_ args: [String]) throws -> [String: Any] {
+        let result = try run(args)
+        guard result.status == 0, let json = try? result.json(), json["ok"] as? Bool == true else {
+            throw CommandFailed(args: args, result: result)
+        }
+        return json
+    }
+
+    /// Runs and returns the error code of a failure (nil when it succeeded).
+    public func errorCode(_ args: [String]) throws -> String? {
+        let result = try run(args)
+        guard result.status != 0 else { return nil }
+        return (try result.json()["error"] as? [String: Any])?["code"] as? String
+    }
+
+    /// `init` with a small KDF, one relay, and a published KeyPackage.
+    public static func create(in directory: URL, name: String, relay: String, passphraseFile: String) throws -> BurrowHome {
+        let home = BurrowHome(path: directory.appendingPathComponent(name).path, passphraseFile: passphraseFile)
+        try home.ok(["init", "--kdf-memory-mib", "8"])
+        try home.ok(["relay", "add", relay])
+        try home.ok(["keypackage", "publish"])
+        return home
+    }
+
+    public var pubkey: String {
+        get throws { (try ok(["whoami"])["pubkey"] as? String) ?? "" }
+    }
+
+    public func group(_ group: String) throws -> [String: Any] { (try ok(["group", "show", group])["group"] as? [String: Any]) ?? [:] }
+
+    public func messages(_ group: String) throws -> [[String: Any]] { (try ok(["messages", group])["messages"] as? [[String: Any]]) ?? [] }
+
+    /// Syncs, accepts every pending invite, and returns the accepted groups.
+    @discardableResult
+    public func acceptInvites() throws -> [[String: Any]] {
+        try ok(["sync"])
+        let invites = (try ok(["invite", "list"])["invites"] as? [[String: Any]]) ?? []
+        return try invites.compactMap { invite in
+            guard let id = invite["id"] as? String else { return nil }
+            return try ok(["invite", "accept", id])["group"] as? [String: Any]
+        }
+    }
+}
