@@ -129,6 +129,14 @@ extension BurrowNode {
     /// whose nostr_group_id changed (to fetch again under the new id).
     @discardableResult
     func processGroupEvents(_ events: [Event], report: inout SyncReport) -> [[UInt8]] {
+        let (changed, held) = processGroupEvents(events, report: &report, keepHeld: false)
+        _ = held
+        return changed
+    }
+
+    /// As above; with `keepHeld` the events still held are returned instead of reported (a live
+    /// node retries them as more events arrive).
+    func processGroupEvents(_ events: [Event], report: inout SyncReport, keepHeld: Bool) -> (changed: [[UInt8]], held: [Event]) {
         var queue = events.sorted(by: Self.createdAtOrder)
         var changed: [[UInt8]] = []
         var lastHold: [String: String] = [:]
@@ -150,6 +158,7 @@ extension BurrowNode {
                 }
             }
             guard progressed, !held.isEmpty else {
+                if keepHeld { return (changed, held) }
                 for event in held {
                     if preJoin.contains(event.id) {
                         _ = try? store.transaction { try $0.processedEvents.mark(eventID: event.id.bytes, outcome: "sent before we joined") }
@@ -161,7 +170,7 @@ extension BurrowNode {
             }
             queue = held
         }
-        return changed
+        return (changed, [])
     }
 
     enum GroupEventResult {

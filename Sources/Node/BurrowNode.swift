@@ -16,6 +16,8 @@ public final class BurrowNode {
     let logger: Logger
     /// Relay connections kept for the length of a command (or of `run`).
     let pools = PoolCache()
+    /// Live group events that could not be placed yet (`run` retries them as others arrive).
+    var liveHeld: [Event] = []
 
     init(home: URL, store: BurrowStore, keys: Keys, logger: Logger) {
         self.home = home

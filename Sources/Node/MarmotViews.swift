@@ -68,6 +68,8 @@ public enum NodeUpdate: Sendable {
     case group(GroupView)
     case invite(InviteView)
     case error(SyncIssue)
+    /// `run` is connected and serving (its first line).
+    case ready(pubkey: String, socket: String)
 }
 
 /// What a sync did.

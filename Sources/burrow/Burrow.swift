@@ -8,7 +8,7 @@ struct Burrow: AsyncParsableCommand {
         discussion: "Global options (--home, --json, --timeout, --passphrase-file) go before or after the subcommand.",
         subcommands: [
             InitCommand.self, WhoamiCommand.self, RelayCommand.self, PublishCommand.self, FetchCommand.self,
-            KeyPackageCommand.self, GroupCommand.self, InviteCommand.self, SyncCommand.self, ChatCommand.self, LocationCommand.self,
+            KeyPackageCommand.self, GroupCommand.self, InviteCommand.self, SyncCommand.self, RunCommand.self, ChatCommand.self, LocationCommand.self,
             LeaveCommand.self, MessagesCommand.self, LocationsCommand.self, ConformanceCommand.self,
         ]
     )

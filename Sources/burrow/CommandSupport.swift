@@ -37,18 +37,46 @@ extension BurrowCommand {
             throw exit
         } catch {
             let failure = CLIError.from(error)
+            // Another process owns the home: if it is `burrow run`, it does the work.
+            if failure.code == .busy, ServingNode.current == nil, let status = try await Forwarding.forward(globals) {
+                throw ExitCode(status)
+            }
             Console.report(failure, json: globals.json)
             throw ExitCode(failure.exitCode)
         }
     }
 }
 
+/// Where a command's output goes: stdout/stderr, or a buffer when `burrow run` executes a
+/// forwarded command and sends the text back over the control socket.
+final class OutputBuffer: @unchecked Sendable {
+    private let lock = NSLock()
+    private var out = ""
+    private var err = ""
+
+    func append(_ text: String, error: Bool) {
+        lock.lock()
+        defer { lock.unlock() }
+        if error { err += text } else { out += text }
+    }
+
+    var contents: (stdout: String, stderr: String) {
+        lock.lock()
+        defer { lock.unlock() }
+        return (out, err)
+    }
+}
+
 enum Console {
+    @TaskLocal static var capture: OutputBuffer?
+
     static func out(_ text: String) {
+        if let capture { return capture.append(text + "\n", error: false) }
         FileHandle.standardOutput.write(Data((text + "\n").utf8))
     }
 
     static func err(_ text: String) {
+        if let capture { return capture.append(text + "\n", error: true) }
         FileHandle.standardError.write(Data((text + "\n").utf8))
     }
 

@@ -96,6 +96,8 @@ enum MarmotOutput {
             return .object([("type", .string("invite"))] + fields)
         case .error(let e):
             return .object([("type", .string("error")), ("event_id", .string(e.eventID)), ("reason", .string(e.reason))])
+        case .ready(let pubkey, let socket):
+            return .object([("type", .string("ready")), ("pubkey", .string(pubkey)), ("socket", .string(socket))])
         }
     }
 }

@@ -4,6 +4,7 @@ import Foundation
 /// Entry point: hoists global options, parses, runs, and maps parse failures to the contract's
 /// `usage` error (exit 2) — with `--json`, still as one JSON document.
 let arguments = Arguments.hoistGlobals(Array(CommandLine.arguments.dropFirst()))
+CommandContext.arguments = arguments
 do {
     var command = try Burrow.parseAsRoot(arguments)
     if var asyncCommand = command as? any AsyncRunnable {

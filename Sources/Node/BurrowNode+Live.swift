@@ -1,0 +1,102 @@
+import Foundation
+import Nostr
+import RelayClient
+
+/// How `burrow run` behaves.
+public struct LiveOptions: Sendable {
+    /// Each relay wait that makes no progress is bounded by this.
+    public var timeout: Duration
+    /// Seconds between self-updates of each group (0 turns them off).
+    public var selfUpdatePeriod: Int64
+    /// How often upkeep (KeyPackage renewal, self-updates) runs.
+    public var maintenanceInterval: Duration
+    /// How often the subscription is checked against the groups we read.
+    public var refreshInterval: Duration
+
+    public init(timeout: Duration, selfUpdatePeriod: Int64 = BurrowNode.defaultSelfUpdatePeriod,
+                maintenanceInterval: Duration = .seconds(60), refreshInterval: Duration = .seconds(2)) {
+        self.timeout = timeout
+        self.selfUpdatePeriod = selfUpdatePeriod
+        self.maintenanceInterval = maintenanceInterval
+        self.refreshInterval = refreshInterval
+    }
+}
+
+extension BurrowNode {
+    private enum LiveInput: Sendable {
+        case event(Event)
+        case tick
+    }
+
+    /// Stays connected until the task is cancelled: syncs once, then processes live gift wraps
+    /// and group events as they arrive, resubscribes when the set of groups changes, and runs
+    /// upkeep. Everything touching the node goes through `gate`, which forwarded commands share.
+    public func runLive(gate: NodeGate, options: LiveOptions, emit: @escaping @Sendable (NodeUpdate) -> Void) async throws {
+        guard !(try relays()).isEmpty else { throw NodeError.invalidInput("no relays configured: add one with `burrow relay add URL`") }
+        do {
+            let initial = try await gate.locked { try await self.sync(timeout: options.timeout) }
+            initial.updates.forEach(emit)
+        } catch {
+            // Relays may come back: the live subscription reconnects with backoff.
+            emit(.error(SyncIssue(eventID: "", reason: "initial sync failed: \(Self.describe(error))")))
+        }
+
+        let (inputs, continuation) = AsyncStream<LiveInput>.makeStream()
+        let ticker = Task {
+            while !Task.isCancelled {
+                try? await Task.sleep(for: options.refreshInterval)
+                continuation.yield(.tick)
+            }
+        }
+        var subscription: (key: String, pool: RelayPool, task: Task<Void, Never>)?
+        var lastUpkeep = ContinuousClock.now - options.maintenanceInterval
+
+        func refreshSubscription() async throws {
+            let (filters, urls) = try await gate.locked { (try self.liveFilters(), try self.liveRelays()) }
+            let key = urls.sorted().joined(separator: " ") + "|" + filters.map { $0.tags.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined() }.joined(separator: ";")
+            if subscription?.key == key { return }
+            if let old = subscription {
+                old.task.cancel()
+                await old.pool.close()
+            }
+            var configuration = RelayConfiguration()
+            configuration.authenticateWhenChallenged = false
+            let pool = try RelayPool(urls: urls, authKeys: keys, configuration: configuration, logger: logger)
+            let stream = pool.subscribe(filters)
+            let task = Task {
+                for await item in stream {
+                    if case .event(let event, _) = item { continuation.yield(.event(event)) }
+                }
+            }
+            subscription = (key, pool, task)
+        }
+
+        defer {
+            ticker.cancel()
+            continuation.finish()
+        }
+        try await refreshSubscription()
+        for await input in inputs {
+            if Task.isCancelled { break }
+            switch input {
+            case .event(let event):
+                let (report, resubscribe) = await gate.locked { await self.handleLive(event, timeout: options.timeout) }
+                report.updates.forEach(emit)
+                if resubscribe { try await refreshSubscription() }
+            case .tick:
+                try await refreshSubscription()
+                if ContinuousClock.now - lastUpkeep >= options.maintenanceInterval {
+                    lastUpkeep = ContinuousClock.now
+                    let report = await gate.locked {
+                        await self.maintain(selfUpdatePeriod: options.selfUpdatePeriod, timeout: options.timeout)
+                    }
+                    report.updates.forEach(emit)
+                }
+            }
+        }
+        if let old = subscription {
+            old.task.cancel()
+            await old.pool.close()
+        }
+    }
+}

@@ -1,0 +1,83 @@
+import Foundation
+import Marmot
+import Nostr
+import RelayClient
+import Store
+
+/// What `burrow run` needs from the node: live filters, one live event at a time, and the
+/// periodic upkeep that keeps the identity reachable and the groups' keys fresh.
+extension BurrowNode {
+    /// A KeyPackage is replaced this long before its lifetime ends.
+    static let keyPackageRenewalMargin: Int64 = 7 * 24 * 60 * 60
+    /// Whistle's default self-update period.
+    public static let defaultSelfUpdatePeriod: Int64 = 7 * 24 * 60 * 60
+
+    /// Our relays and those of every group we read: the live subscription's relay set.
+    public func liveRelays() throws -> [String] {
+        let ours = try relays()
+        var urls = ours
+        let groups = try store.transaction { tx in try tx.groups.list().filter { $0.state == .active || $0.state == .leaving }.map(LoadedGroup.init) }
+        for group in groups { for url in relayURLs(for: group.group, ours: ours) where !urls.contains(url) { urls.append(url) } }
+        return urls
+    }
+
+    /// Gift wraps to us, and the group events of every group we read.
+    public func liveFilters() throws -> [Filter] {
+        let now = Self.now()
+        var filters = [Filter(kinds: [Kind.giftWrap], since: now - Self.giftWrapMargin, tags: ["p": [publicKey.hex]])]
+        let ids = try store.transaction { tx in
+            try tx.groups.list().filter { $0.state == .active || $0.state == .leaving }.map { Hex.encode($0.nostrGroupID) }
+        }
+        if !ids.isEmpty { filters.append(Filter(kinds: [MarmotKind.groupEvent], since: now - Self.groupEventMargin, tags: ["h": ids.sorted()])) }
+        return filters
+    }
+
+    /// Handles one event from the live subscription (held group events are retried with it)
+    /// and commits what is owed. `resubscribe` tells the caller the filters changed.
+    public func handleLive(_ event: Event, timeout: Duration) async -> (report: SyncReport, resubscribe: Bool) {
+        var report = SyncReport()
+        var resubscribe = false
+        switch event.kind {
+        case Kind.giftWrap:
+            handleGiftWrap(event, report: &report)
+        case MarmotKind.groupEvent:
+            let (changed, held) = processGroupEvents(liveHeld + [event], report: &report, keepHeld: true)
+            liveHeld = Array(held.suffix(1000))
+            resubscribe = !changed.isEmpty
+            await commitOwedProposals(timeout: timeout, report: &report)
+            await flushOutbox(timeout: timeout)
+        default:
+            break
+        }
+        return (report, resubscribe)
+    }
+
+    /// Periodic upkeep: a fresh KeyPackage when ours is consumed, missing or near its end, and
+    /// a self-update for each active group not updated within `selfUpdatePeriod` seconds.
+    public func maintain(selfUpdatePeriod: Int64, timeout: Duration) async -> SyncReport {
+        var report = SyncReport()
+        let now = Self.now()
+        do {
+            let newest = try store.transaction { try $0.keyPackages.list().first }
+            if newest == nil || newest?.consumedAt != nil || (newest?.notAfter ?? 0) - now < Self.keyPackageRenewalMargin {
+                _ = try await publishKeyPackage(timeout: timeout)
+                logger.info("published a fresh KeyPackage")
+            }
+        } catch {
+            logger.warning("could not renew our KeyPackage", metadata: ["error": "\(Self.describe(error))"])
+        }
+        guard selfUpdatePeriod > 0,
+              let due = try? store.transaction({ tx in
+                  try tx.groups.list().filter { $0.state == .active && now - $0.lastSelfUpdate >= selfUpdatePeriod }.map(\.mlsGroupID)
+              }) else { return report }
+        for id in due {
+            do {
+                let view = try await selfUpdate(Hex.encode(id), timeout: timeout)
+                report.updates.append(.group(view))
+            } catch {
+                logger.warning("scheduled self-update failed", metadata: ["error": "\(Self.describe(error))"])
+            }
+        }
+        return report
+    }
+}

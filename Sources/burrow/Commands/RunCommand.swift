@@ -1,0 +1,86 @@
+import ArgumentParser
+import Foundation
+import Node
+
+/// `burrow run`: stays connected, processes live, serves other commands over the home's
+/// control socket, and prints one line per event (JSON lines with `--json`).
+struct RunCommand: AsyncRunnable {
+    static let configuration = CommandConfiguration(
+        commandName: "run", abstract: "Stay connected, process events live and serve other commands.")
+    @OptionGroup var globals: GlobalOptions
+    @Option(name: .customLong("self-update-period"), help: "Seconds between self-updates of each group (0: never).")
+    var selfUpdatePeriod: Int64 = BurrowNode.defaultSelfUpdatePeriod
+    @Option(name: .customLong("maintenance-interval"), help: "Seconds between upkeep runs (KeyPackage renewal, self-updates).")
+    var maintenanceInterval: Double = 60
+
+    mutating func runAsync() async throws {
+        do {
+            guard selfUpdatePeriod >= 0 else { throw CLIError(.invalid_input, "--self-update-period must not be negative") }
+            guard maintenanceInterval > 0 else { throw CLIError(.invalid_input, "--maintenance-interval must be positive") }
+            try await serve()
+        } catch let exit as ExitCode {
+            throw exit
+        } catch {
+            let failure = CLIError.from(error)
+            Console.report(failure, json: globals.json)
+            throw ExitCode(failure.exitCode)
+        }
+    }
+
+    private func serve() async throws {
+        let home = globals.homeURL
+        let node = try NodeOpener.open(globals)
+        let gate = NodeGate()
+        let json = globals.json
+        let server: ControlServer
+        do {
+            server = try await ControlServer.start(home: home) { request in
+                await gate.locked { await Forwarding.execute(request, node: node, home: home) }
+            }
+        } catch {
+            node.close()
+            throw error
+        }
+        let emit: @Sendable (NodeUpdate) -> Void = { update in
+            Console.out(json ? MarmotOutput.update(update).serialized : RunCommand.text(update))
+        }
+        emit(.ready(pubkey: node.publicKey.hex, socket: server.socketPath))
+        let options = LiveOptions(timeout: globals.timeoutDuration, selfUpdatePeriod: selfUpdatePeriod,
+                                  maintenanceInterval: .milliseconds(Int64(maintenanceInterval * 1000)))
+        let live = Task { try await node.runLive(gate: gate, options: options, emit: emit) }
+        let signals = SignalWatcher(signals: [SIGTERM, SIGINT]) { live.cancel() }
+        defer { signals.stop() }
+        let outcome = await live.result
+        await server.close()
+        await node.closeConnections()
+        node.close()
+        if case .failure(let error) = outcome, !(error is CancellationError) { throw error }
+    }
+
+    static func text(_ update: NodeUpdate) -> String {
+        switch update {
+        case .message(let m): return MarmotOutput.messageText(m)
+        case .group(let g): return "group \(g.name) is now at epoch \(g.epoch) [\(g.state)]"
+        case .invite(let i): return MarmotOutput.inviteText(i)
+        case .error(let e): return "skipped \(e.eventID): \(e.reason)"
+        case .ready(let pubkey, let socket): return "running as \(pubkey), serving \(socket)"
+        }
+    }
+}
+
+/// Calls `handler` once for the first of `signals` (which are then ignored by default handling).
+final class SignalWatcher: @unchecked Sendable {
+    private var sources: [DispatchSourceSignal] = []
+
+    init(signals: [Int32], handler: @escaping @Sendable () -> Void) {
+        for number in signals {
+            signal(number, SIG_IGN)
+            let source = DispatchSource.makeSignalSource(signal: number, queue: .global())
+            source.setEventHandler(handler: handler)
+            source.resume()
+            sources.append(source)
+        }
+    }
+
+    func stop() { for source in sources { source.cancel() } }
+}

@@ -1,0 +1,72 @@
+import ArgumentParser
+import Foundation
+import Node
+import Store
+
+/// The command line as `main` parsed it (global options hoisted), for forwarding.
+enum CommandContext {
+    nonisolated(unsafe) static var arguments: [String] = []
+}
+
+/// Hands a command to the `burrow run` that owns the home, and executes such forwarded
+/// commands inside it.
+enum Forwarding {
+    /// Sends this command to the running node and prints its answer; returns its exit status,
+    /// or nil when nothing answers on the socket (the caller then reports `busy`).
+    static func forward(_ globals: GlobalOptions) async throws -> Int32? {
+        let passphrase = try Passphrase.resolve(globals)
+        let request = ControlRequest(args: CommandContext.arguments, passphrase: passphrase)
+        let response: ControlResponse
+        do {
+            // The forwarded command bounds its own relay waits; allow it a long run.
+            response = try await ControlClient.send(request, home: globals.homeURL, timeout: globals.timeoutDuration * 30 + .seconds(30))
+        } catch NodeError.controlNotAnswering {
+            return nil
+        }
+        if !response.stdout.isEmpty { FileHandle.standardOutput.write(Data(response.stdout.utf8)) }
+        if !response.stderr.isEmpty { FileHandle.standardError.write(Data(response.stderr.utf8)) }
+        return response.exitCode
+    }
+
+    /// Runs a forwarded command on `node` (the caller holds the node's gate), after checking
+    /// its passphrase as opening the store would.
+    static func execute(_ request: ControlRequest, node: BurrowNode, home: URL) async -> ControlResponse {
+        let buffer = OutputBuffer()
+        let json = Arguments.wantsJSON(request.args)
+        let status: Int32 = await Console.$capture.withValue(buffer) {
+            do {
+                try BurrowStore.verifyPassphrase(home: home, passphrase: request.passphrase)
+            } catch {
+                let failure = CLIError.from(error)
+                Console.report(failure, json: json)
+                return failure.exitCode
+            }
+            let parsed: ParsableCommand
+            do { parsed = try Burrow.parseAsRoot(request.args) } catch {
+                if Burrow.exitCode(for: error) == .success {
+                    Console.out(Burrow.fullMessage(for: error))
+                    return 0
+                }
+                if json { Console.report(CLIError(.usage, Burrow.message(for: error)), json: true) } else {
+                    Console.err(Burrow.fullMessage(for: error))
+                }
+                return 2
+            }
+            guard var command = parsed as? any BurrowCommand else {
+                Console.report(CLIError(.busy, "`burrow run` owns this home; this command cannot run inside it"), json: json)
+                return 1
+            }
+            do {
+                try await ServingNode.$current.withValue(node) { try await command.runAsync() }
+                return 0
+            } catch let exit as ExitCode {
+                return exit.rawValue
+            } catch {
+                Console.report(CLIError.from(error), json: json)
+                return 1
+            }
+        }
+        let (out, err) = buffer.contents
+        return ControlResponse(exitCode: status, stdout: out, stderr: err)
+    }
+}
