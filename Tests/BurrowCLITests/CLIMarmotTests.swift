@@ -207,4 +207,53 @@ final class CLIMarmotTests: XCTestCase {
         try alice.fails(["group", "create", "Bad", "--invite", "not-a-key"], "invalid_input")
         try alice.fails(["invite", "decline", "abcdef0123"], "unknown_invite")
     }
+
+    /// `burrow run` processes live events, prints JSON lines, serves other commands over its
+    /// socket (checking their passphrase), refuses a second `run`, and stops cleanly on SIGTERM.
+    func testRunServesCommandsAndProcessesLive() async throws {
+        let alice = try makeHome("alice"), bob = try makeHome("bob")
+        let b = try bob.pubkey
+        let gid = try XCTUnwrap((try alice.ok(["group", "create", "Live", "--invite", b])["group"] as? [String: Any])?["nostr_group_id"] as? String)
+        _ = try join(bob)
+
+        let run = try PeerProcess(executable: BurrowProcess.binary, arguments: [
+            "run", "--home", bob.path, "--passphrase-file", passFile.path, "--json", "--timeout", "5"])
+        defer { run.stop() }
+        let ready = try await run.waitForLine(prefix: #"{"type":"ready""#, timeout: .seconds(30))
+        XCTAssertTrue(ready.contains(b), ready)
+        let socket = bob.path + "/burrow.sock"
+        XCTAssertTrue(FileManager.default.fileExists(atPath: socket))
+
+        // Commands reach the running node.
+        let groups = try XCTUnwrap(try bob.ok(["group", "list"])["groups"] as? [[String: Any]])
+        XCTAssertEqual(groups.first?["nostr_group_id"] as? String, gid)
+        let sent = try bob.ok(["chat", gid, "sent through run"])
+        let wrong = root.appendingPathComponent("wrong")
+        try "not the passphrase".write(to: wrong, atomically: true, encoding: .utf8)
+        let refused = try BurrowProcess.run(["whoami", "--home", bob.path, "--passphrase-file", wrong.path, "--json"])
+        XCTAssertEqual(refused.status, 1)
+        XCTAssertEqual((try refused.json()["error"] as? [String: Any])?["code"] as? String, "wrong_passphrase")
+        try bob.fails(["run"], "busy")
+
+        // Live: Alice's message appears as a JSON line without any sync on Bob's side.
+        try alice.ok(["sync"])
+        XCTAssertTrue(try XCTUnwrap(try alice.ok(["messages", gid])["messages"] as? [[String: Any]]).contains {
+            $0["id"] as? String == sent["message_id"] as? String
+        })
+        try alice.ok(["chat", gid, "live hello"])
+        let deadline = ContinuousClock.now + .seconds(20)
+        var line: String?
+        while ContinuousClock.now < deadline, line == nil {
+            line = run.lines.first { $0.contains(#""type":"message""#) && $0.contains("live hello") }
+            if line == nil { try await Task.sleep(for: .milliseconds(100)) }
+        }
+        let message = try XCTUnwrap(line.flatMap { try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] })
+        XCTAssertEqual(message["sender"] as? String, try alice.pubkey)
+        XCTAssertEqual(message["text"] as? String, "live hello")
+
+        run.stop()
+        XCTAssertFalse(run.isRunning)
+        XCTAssertFalse(FileManager.default.fileExists(atPath: socket), "the socket is removed on exit")
+        XCTAssertTrue(try XCTUnwrap(try bob.ok(["messages", gid])["messages"] as? [[String: Any]]).contains { $0["text"] as? String == "live hello" })
+    }
 }
