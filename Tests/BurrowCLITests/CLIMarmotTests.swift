@@ -256,4 +256,37 @@ final class CLIMarmotTests: XCTestCase {
         XCTAssertFalse(FileManager.default.fileExists(atPath: socket), "the socket is removed on exit")
         XCTAssertTrue(try XCTUnwrap(try bob.ok(["messages", gid])["messages"] as? [[String: Any]]).contains { $0["text"] as? String == "live hello" })
     }
+
+    /// `run`'s upkeep: a consumed KeyPackage is replaced, and groups self-update on the period.
+    func testRunRenewsConsumedKeyPackagesAndSelfUpdates() async throws {
+        let alice = try makeHome("alice"), bob = try makeHome("bob")
+        let b = try bob.pubkey
+        let gid = try XCTUnwrap((try alice.ok(["group", "create", "Upkeep", "--invite", b])["group"] as? [String: Any])?["nostr_group_id"] as? String)
+        try bob.ok(["sync"])  // the invite consumes Bob's only KeyPackage
+        func bobKeyPackages() throws -> Int {
+            (try alice.ok(["fetch", "--filter", #"{"kinds":[30443],"authors":["\#(b)"]}"#])["events"] as? [Any])?.count ?? 0
+        }
+        XCTAssertEqual(try bobKeyPackages(), 1)
+
+        let run = try PeerProcess(executable: BurrowProcess.binary, arguments: [
+            "run", "--home", bob.path, "--passphrase-file", passFile.path, "--json", "--timeout", "5",
+            "--self-update-period", "3", "--maintenance-interval", "1"])
+        defer { run.stop() }
+        _ = try await run.waitForLine(prefix: #"{"type":"ready""#, timeout: .seconds(30))
+        let id = try XCTUnwrap(((try bob.ok(["invite", "list"])["invites"] as? [[String: Any]])?.first)?["id"] as? String)
+        try bob.ok(["invite", "accept", id])
+
+        let deadline = ContinuousClock.now + .seconds(30)
+        var epoch = 1
+        while ContinuousClock.now < deadline, epoch < 2 {
+            try await Task.sleep(for: .milliseconds(500))
+            try alice.ok(["sync"])
+            epoch = try XCTUnwrap((try alice.ok(["group", "show", gid])["group"] as? [String: Any])?["epoch"] as? Int)
+        }
+        XCTAssertGreaterThanOrEqual(epoch, 2, "Bob's scheduled self-update reached Alice")
+        XCTAssertGreaterThanOrEqual(try bobKeyPackages(), 2, "a fresh KeyPackage replaced the consumed one")
+        run.stop()
+        let members = try XCTUnwrap((try alice.ok(["group", "show", gid])["group"] as? [String: Any])?["members"] as? [String])
+        XCTAssertEqual(Set(members), [try alice.pubkey, b])
+    }
 }
