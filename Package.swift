@@ -89,7 +89,7 @@ let package = Package(
         ),
         .executableTarget(
             name: "burrow-bench",
-            dependencies: ["Nostr", "MLS", "CSecp256k1"],
+            dependencies: ["Nostr", "MLS", "Marmot", "Store", "CSecp256k1"],
             swiftSettings: swift5
         ),
 

@@ -1,0 +1,242 @@
+import Foundation
+import MLS
+import Marmot
+import Nostr
+
+/// Burrow's Marmot group operations beside MDK 0.8.0's (mdk-python, `Tests/Interop/peers/bench_mdk.py`),
+/// both with their durable SQLCipher stores, in wall-clock milliseconds (a store write waits
+/// for the disk, which CPU time would not count). No relays on either side: MDK never talks to
+/// them, so events move between the two members of each side as JSON strings.
+///
+/// For each group size N every round builds a fresh group (creation cannot repeat, and an add
+/// commit changes the group), has one invitee join by its Welcome (not measured), exchanges chat
+/// messages from the creator to that member in the group of N, then the creator adds one member
+/// and the member processes that commit. Both sides run the same rounds with the same shapes.
+struct MarmotBench: BenchSection {
+    let name = "marmot"
+    let title = "Marmot: Burrow beside MDK 0.8.0, both with their SQLCipher stores"
+
+    static let sizes = [2, 10, 50]
+    static let messagesPerRound = 5
+    static let messageBytes = 100
+    /// Burrow ÷ MDK wall time: Burrow should take at most half MDK's time.
+    static let ratioGoal = 0.5
+    static let relays = ["wss://relay.example.com"]
+
+    /// Rounds per size at `--seconds 1`: the large groups' rounds cost the most.
+    static func rounds(for size: Int, seconds: Double) -> Int {
+        let base = size >= 50 ? 10.0 : size >= 10 ? 20.0 : 30.0
+        return max(3, Int((base * seconds).rounded()))
+    }
+
+    /// Chat text of `messageBytes` bytes, distinct per message (as the peer script's).
+    static func messageText(_ index: Int) -> String {
+        let head = "bench message \(index) "
+        return head + String(repeating: "x", count: max(0, messageBytes - head.utf8.count))
+    }
+
+    /// The timed operations, keyed as in the peer's JSON; `create_wrapped` is Burrow's alone.
+    struct Samples {
+        var values: [String: [Double]] = [:]
+        mutating func add(_ key: String, _ milliseconds: Double) { values[key, default: []].append(milliseconds) }
+        func median(_ key: String) -> Double? { MarmotBench.median(values[key] ?? []) }
+
+        /// Each message's send plus its receipt (the two lists are in message order).
+        var roundTrips: [Double] { zip(values["send"] ?? [], values["receive"] ?? []).map { $0 + $1 } }
+    }
+
+    func run(_ context: BenchContext) throws -> SectionReport {
+        var report = SectionReport(table: MarkdownTable(headers: [], rightAligned: []))
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("burrow-bench-marmot-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let rounds = Self.sizes.map { Self.rounds(for: $0, seconds: context.seconds) }
+
+        // The peer runs first and alone, so the two never compete for the cores or the disk.
+        var mdk: [Int: Samples] = [:]
+        var peerName = "MDK"
+        if context.includePeers {
+            do {
+                let output = try PythonBench.run(
+                    python: context.python, script: context.peerScript("bench_mdk.py"),
+                    arguments: ["--dir", directory.appendingPathComponent("mdk").path,
+                                "--sizes", Self.sizes.map(String.init).joined(separator: ","),
+                                "--rounds", rounds.map(String.init).joined(separator: ","),
+                                "--messages", String(Self.messagesPerRound), "--message-bytes", String(Self.messageBytes)],
+                    timeout: 900)
+                if let version = output["version"] as? String { peerName = "MDK \(version)" }
+                for (size, value) in output["sizes"] as? [String: Any] ?? [:] {
+                    guard let n = Int(size), let ops = value as? [String: Any] else { continue }
+                    var samples = Samples()
+                    for (key, list) in ops { samples.values[key] = (list as? [Any] ?? []).compactMap { ($0 as? NSNumber)?.doubleValue } }
+                    mdk[n] = samples
+                }
+                if mdk.isEmpty { report.problems.append("the MDK bench printed no figures") }
+            } catch {
+                report.problems.append("MDK not measured: \(error)")
+            }
+        } else {
+            report.notes.append("MDK not run (--no-peers).")
+        }
+
+        var burrow: [Int: Samples] = [:]
+        for (size, count) in zip(Self.sizes, rounds) {
+            burrow[size] = try measureBurrow(size: size, rounds: count,
+                                             directory: directory.appendingPathComponent("burrow-n\(size)"))
+        }
+
+        var table = MarkdownTable(
+            headers: ["operation", "N", "Burrow (ms)", "\(peerName) (ms)", "Burrow ÷ MDK", "goal ≤ \(Self.ratioGoal)"],
+            rightAligned: [1, 2, 3, 4])
+        let rows: [(String, (Samples) -> Double?)] = [
+            ("create a group of N (KeyPackage events verified, group stored)", { $0.median("create") }),
+            ("add-member commit (commit, store pending, merge, store)", { $0.median("add_commit") }),
+            ("process the add commit (another member)", { $0.median("process_commit") }),
+            ("send + receive a chat message (\(Self.messageBytes) B)", { Self.median($0.roundTrips) }),
+        ]
+        var missed: [String] = []
+        for (label, figure) in rows {
+            for size in Self.sizes {
+                let ours = burrow[size].flatMap(figure)
+                let theirs = mdk[size].flatMap(figure)
+                var verdict = "—"
+                if let ours, let theirs, theirs > 0 {
+                    let met = ours / theirs <= Self.ratioGoal
+                    verdict = met ? "met" : "**not met**"
+                    if !met { missed.append("\(label), N = \(size)") }
+                }
+                table.add([size == Self.sizes.first ? label : "", "\(size)", Self.milliseconds(ours), Self.milliseconds(theirs),
+                           Format.ratio(ours, theirs), verdict])
+            }
+        }
+        for size in Self.sizes {
+            table.add([size == Self.sizes.first ? "create a group of N and gift-wrap its N − 1 Welcomes (Burrow only)" : "", "\(size)",
+                       Self.milliseconds(burrow[size]?.median("create_wrapped")), "—", "—", "—"])
+        }
+        report.table = table
+
+        let roundsText = zip(Self.sizes, rounds).map { "\($1) (N = \($0))" }.joined(separator: ", ")
+        report.notes.append(
+            "Wall-clock milliseconds per operation, medians over \(roundsText) rounds, each on a fresh group, and "
+                + "\(Self.messagesPerRound) messages per round; MDK ran first, alone, then Burrow. Each side has two members with their "
+                + "own SQLCipher databases on the same disk (MDK: `new_mdk_with_key`; Burrow: `BurrowStore`, WAL with "
+                + "`synchronous = FULL`), and every figure includes that side's durable writes. MDK's figures time only its calls "
+                + "(`create_group`, `add_members` + `merge_pending_commit`, `process_message`, `create_message`) from Python "
+                + "through UniFFI. Burrow's follow `BurrowNode`'s transactions without relays: KeyPackage events and received "
+                + "group events start as JSON (id and signature verified, as from a relay); every operation loads the group row, "
+                + "decodes it, changes it and stores it back; the add commit is stored pending with its dedup mark and outbox entry, "
+                + "then merged in a second transaction; a received event's group, message and dedup mark commit together.")
+        report.notes.append(
+            "Not gift-wrapped, as MDK returns bare Welcome rumors: the compared creation and the add commit. The last rows add the "
+            + "NIP-59 wraps and their outbox rows (one transaction with the group, as the node stores them). Groups stop at 50: "
+            + "from about 57 members a one-shot creation's Welcome overflows LocalRelay's 64 KiB event cap, and from about 82 no "
+            + "gift wrap can carry it.")
+        if let splits = splitNote(burrow: burrow, mdk: mdk) { report.notes.append(splits) }
+        if !mdk.isEmpty {
+            report.notes.append(missed.isEmpty
+                ? "Goal (Burrow at most \(Self.ratioGoal)× MDK's time): met everywhere."
+                : "Goal (Burrow at most \(Self.ratioGoal)× MDK's time) **not met** for: " + missed.joined(separator: "; ") + ".")
+        }
+        return report
+    }
+
+    /// Send and receive apart, per size.
+    private func splitNote(burrow: [Int: Samples], mdk: [Int: Samples]) -> String? {
+        let parts = Self.sizes.compactMap { size -> String? in
+            guard let ours = burrow[size] else { return nil }
+            let theirs = mdk[size]
+            return "N = \(size): send \(Self.milliseconds(ours.median("send"))) vs \(Self.milliseconds(theirs?.median("send"))), "
+                + "receive \(Self.milliseconds(ours.median("receive"))) vs \(Self.milliseconds(theirs?.median("receive")))"
+        }
+        return parts.isEmpty ? nil : "Messages apart (Burrow vs MDK, ms): " + parts.joined(separator: "; ") + "."
+    }
+
+    // MARK: Burrow
+
+    private func measureBurrow(size: Int, rounds: Int, directory: URL) throws -> Samples {
+        var rng = SystemRandomNumberGenerator()
+        let relays = try Self.relays.map(RelayURL.init)
+        let creator = try MarmotBenchParty(home: directory.appendingPathComponent("creator"), using: &rng)
+        let member = try MarmotBenchParty(home: directory.appendingPathComponent("member"), using: &rng)
+        defer {
+            creator.close()
+            member.close()
+        }
+        var samples = Samples()
+        func timed<T>(_ key: String, _ body: () throws -> T) rethrows -> T {
+            let start = Throughput.wallTime()
+            let value = try body()
+            samples.add(key, (Throughput.wallTime() - start) * 1000)
+            return value
+        }
+
+        for _ in 0..<rounds {
+            // Not measured: every KeyPackage event of the round, signed by its owner.
+            let now = Int64(Date().timeIntervalSince1970)
+            let memberBundle = try MarmotProfile.keyPackage(for: member.publicKey, now: now, using: &rng)
+            let memberEvent = try Self.keyPackageEvent(memberBundle, keys: member.keys, relays: relays, now: now, using: &rng)
+            var invitees = [memberEvent.jsonString]
+            for _ in 0..<(size - 2) {
+                let keys = Keys.generate(using: &rng)
+                let bundle = try MarmotProfile.keyPackage(for: keys.publicKey, now: now, using: &rng)
+                invitees.append(try Self.keyPackageEvent(bundle, keys: keys, relays: relays, now: now, using: &rng).jsonString)
+            }
+            let newcomerKeys = Keys.generate(using: &rng)
+            let newcomer = try Self.keyPackageEvent(
+                MarmotProfile.keyPackage(for: newcomerKeys.publicKey, now: now, using: &rng), keys: newcomerKeys, relays: relays,
+                now: now, using: &rng).jsonString
+
+            // The creation with its wraps makes a group of its own; the round goes on in the one without.
+            _ = try timed("create_wrapped") {
+                try creator.createGroup(keyPackageJSON: invitees, relays: relays, wrap: true, now: now, using: &rng)
+            }
+            let (group, welcomes) = try timed("create") {
+                try creator.createGroup(keyPackageJSON: invitees, relays: relays, wrap: false, now: now, using: &rng)
+            }
+            guard welcomes.count == size - 1, let welcome = welcomes.first(where: { $0.recipient == member.publicKey }) else {
+                throw BenchFailure.check("creation made \(welcomes.count) welcomes for \(size - 1) invitees")
+            }
+            let joined = try member.join(welcome, keyPackage: memberBundle, now: now)
+            guard joined.members.count == size, joined.epoch == group.epoch else { throw BenchFailure.check("the member did not join") }
+            let id = group.mlsGroupID
+
+            for index in 0..<Self.messagesPerRound {
+                let text = Self.messageText(index)
+                let event = try timed("send") { try creator.sendChat(text, in: id, relays: relays, now: now, using: &rng) }
+                let outcome = try timed("receive") { try member.receive(event.jsonString, now: now) }
+                guard case .application(let inner, _) = outcome, inner.rumor.content == text, inner.sender == creator.publicKey else {
+                    throw BenchFailure.check("the member did not read the message")
+                }
+            }
+
+            let commit = try timed("add_commit") { try creator.addMember(newcomer, to: id, relays: relays, now: now, using: &rng) }
+            let outcome = try timed("process_commit") { try member.receive(commit.jsonString, now: now) }
+            guard case .commit = outcome else { throw BenchFailure.check("the member did not apply the add commit") }
+            let states = try [creator, member].map { party in try party.store.transaction { try GroupRecord.load(id, $0).group } }
+            guard states.allSatisfy({ $0.members.count == size + 1 }), states[0].epoch == states[1].epoch,
+                  states[0].mls.epochAuthenticator == states[1].mls.epochAuthenticator
+            else { throw BenchFailure.check("creator and member disagree after the add (N = \(size))") }
+        }
+        return samples
+    }
+
+    private static func keyPackageEvent(_ bundle: KeyPackageBundle, keys: Keys, relays: [RelayURL], now: Int64,
+                                        using rng: inout SystemRandomNumberGenerator) throws -> Event {
+        try KeyPackageEventContent(keyPackage: bundle.keyPackage, relays: relays, using: &rng)
+            .sign(keys: keys, createdAt: now, rng: &rng).event
+    }
+
+    // MARK: Figures
+
+    static func median(_ values: [Double]) -> Double? {
+        guard !values.isEmpty else { return nil }
+        let sorted = values.sorted()
+        let middle = sorted.count / 2
+        return sorted.count % 2 == 1 ? sorted[middle] : (sorted[middle - 1] + sorted[middle]) / 2
+    }
+
+    static func milliseconds(_ value: Double?) -> String {
+        guard let value, value.isFinite else { return "—" }
+        return value >= 100 ? String(format: "%.0f", value) : value >= 10 ? String(format: "%.1f", value) : String(format: "%.2f", value)
+    }
+}
