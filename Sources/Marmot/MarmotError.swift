@@ -102,8 +102,11 @@ public enum MarmotError: Error, Equatable, Sendable {
     /// The message belongs to an epoch this member cannot place: ahead of it (held until the
     /// commits before it arrive) or outside the kept window.
     case epochUnavailable(epoch: UInt64, current: UInt64)
-    /// A commit of an epoch already left, which loses MDK's race rule against the applied one.
+    /// A commit of an epoch already left, which loses MDK's race rule against the applied one
+    /// (or is older than the kept snapshots).
     case staleCommit(epoch: UInt64)
+    /// The applied commit of that epoch again, re-wrapped in another event: not a competitor.
+    case duplicateCommit(epoch: UInt64)
     /// This member is no longer in the group (removed, or its leave took effect).
     case groupInactive
 }

@@ -4,21 +4,30 @@ import Marmot
 import Nostr
 import Store
 
-/// A stored group row with its decoded Marmot state.
+/// A stored group row with its decoded Marmot state and rollback snapshots.
 struct LoadedGroup {
     var row: StoredGroup
     var group: MarmotGroup
+    /// The snapshots as loaded (commit event ids), to rewrite them only when they changed.
+    private var savedSnapshots: [[UInt8]]?
 
-    init(_ row: StoredGroup) throws {
+    /// Decodes a row; `tx` supplies its snapshots (without it the group has none, for reading).
+    init(_ row: StoredGroup, tx: StoreTransaction? = nil) throws {
         self.row = row
         do {
             let mls = try MLSGroup(serialized: row.mlsState)
-            var rollback: MarmotGroup.RollbackPoint?
-            if let state = row.rollbackState, let createdAt = row.rollbackCreatedAt, let id = row.rollbackEventID {
-                rollback = MarmotGroup.RollbackPoint(state: try MLSGroup(serialized: state),
-                                                     order: CommitOrder(createdAt: createdAt, eventID: try EventID(bytes: id)))
+            var snapshots: [MarmotGroup.RollbackPoint] = []
+            if let tx {
+                snapshots = try tx.snapshots.list(mlsGroupID: row.mlsGroupID).map {
+                    MarmotGroup.RollbackPoint(state: try MLSGroup(serialized: $0.state),
+                                              order: CommitOrder(createdAt: $0.commitCreatedAt, eventID: try EventID(bytes: $0.commitEventID)),
+                                              digest: $0.commitDigest)
+                }
+                savedSnapshots = snapshots.map(\.order.eventID.bytes)
             }
-            group = try MarmotGroup(mls: mls, rollback: rollback)
+            group = try MarmotGroup(mls: mls, snapshots: snapshots)
+        } catch let error as StoreError {
+            throw error
         } catch {
             throw StoreError.storeCorrupt("a stored group state does not decode")
         }
@@ -27,6 +36,7 @@ struct LoadedGroup {
     init(row: StoredGroup, group: MarmotGroup) {
         self.row = row
         self.group = group
+        self.savedSnapshots = []
         capture()
     }
 
@@ -34,20 +44,21 @@ struct LoadedGroup {
     mutating func capture() {
         row.mlsState = group.mls.serialized()
         row.nostrGroupID = group.nostrGroupID
-        if let rollback = group.rollback {
-            row.rollbackState = rollback.state.serialized()
-            row.rollbackCreatedAt = rollback.order.createdAt
-            row.rollbackEventID = rollback.order.eventID.bytes
-        } else {
-            row.rollbackState = nil
-            row.rollbackCreatedAt = nil
-            row.rollbackEventID = nil
-        }
     }
 
     mutating func save(_ tx: StoreTransaction) throws {
+        // Loaded without its snapshots (for reading): saving would drop them.
+        guard savedSnapshots != nil else { throw StoreError.misuse("a group read without its snapshots cannot be saved") }
         capture()
         try tx.groups.save(row)
+        let current = group.snapshots.map(\.order.eventID.bytes)
+        if current != savedSnapshots {
+            try tx.snapshots.replace(mlsGroupID: row.mlsGroupID, with: group.snapshots.map {
+                StoredSnapshot(epoch: Int64(clamping: $0.state.epoch), state: $0.state.serialized(), commitCreatedAt: $0.order.createdAt,
+                               commitEventID: $0.order.eventID.bytes, commitDigest: $0.digest)
+            })
+            savedSnapshots = current
+        }
     }
 
     var view: GroupView {
@@ -62,7 +73,7 @@ extension BurrowNode {
     /// Resolves GROUP (docs/cli.md): a nostr_group_id or mls_group_id, a unique prefix of
     /// either (at least 8 hex digits), or an exact unique name.
     func resolveGroup(_ text: String, in tx: StoreTransaction) throws -> LoadedGroup {
-        let groups = try tx.groups.list().filter { $0.state != .declined }.map(LoadedGroup.init)
+        let groups = try tx.groups.list().filter { $0.state != .declined }.map { try LoadedGroup($0) }
         let lower = text.lowercased()
         let isHex = lower.count >= 8 && lower.allSatisfy(\.isHexDigit)
         if isHex {
@@ -95,7 +106,7 @@ extension BurrowNode {
 
     func loadGroup(mlsGroupID: [UInt8], in tx: StoreTransaction) throws -> LoadedGroup {
         guard let row = try tx.groups.get(mlsGroupID: mlsGroupID) else { throw NodeError.unknownGroup(Hex.encode(mlsGroupID)) }
-        return try LoadedGroup(row)
+        return try LoadedGroup(row, tx: tx)
     }
 
     /// Where a group's events go and come from: its own relays and ours.

@@ -16,7 +16,7 @@ extension BurrowNode {
     public func liveRelays() throws -> [String] {
         let ours = try relays()
         var urls = ours
-        let groups = try store.transaction { tx in try tx.groups.list().filter { $0.state == .active || $0.state == .leaving }.map(LoadedGroup.init) }
+        let groups = try store.transaction { tx in try tx.groups.list().filter { $0.state == .active || $0.state == .leaving }.map { try LoadedGroup($0) } }
         for group in groups { for url in relayURLs(for: group.group, ours: ours) where !urls.contains(url) { urls.append(url) } }
         return urls
     }

@@ -108,7 +108,7 @@ extension BurrowNode {
         var pendingIDs = ids
         var fetchedFor = Set<[UInt8]>()
         while !pendingIDs.isEmpty {
-            let targets = try store.transaction { tx in try pendingIDs.compactMap { try tx.groups.get(mlsGroupID: $0) }.map(LoadedGroup.init) }
+            let targets = try store.transaction { tx in try pendingIDs.compactMap { try tx.groups.get(mlsGroupID: $0) }.map { try LoadedGroup($0) } }
             pendingIDs = []
             let active = targets.filter { ($0.row.state == .active || $0.row.state == .leaving) && !fetchedFor.contains($0.row.nostrGroupID) }
             guard !active.isEmpty else { break }
@@ -197,7 +197,7 @@ extension BurrowNode {
                     throw PipelineRejection("no group of ours has nostr_group_id \(Hex.encode(validated.nostrGroupID))")
                 }
                 guard row.state != .pending else { return .skipped }
-                var loaded = try LoadedGroup(row)
+                var loaded = try LoadedGroup(row, tx: tx)
                 let decrypted: DecryptedGroupEvent
                 do { decrypted = try loaded.group.decrypt(validated) } catch MarmotError.groupEventUndecryptable {
                     if !loaded.group.isActive { throw PipelineRejection("the group is no longer ours to read") }
@@ -212,6 +212,9 @@ extension BurrowNode {
                 } catch MarmotError.staleCommit(let epoch) {
                     try tx.processedEvents.mark(eventID: event.id.bytes, outcome: "stale commit of epoch \(epoch)", at: now)
                     return .done(epochChanged: false, nostrGroupIDChanged: nil)
+                } catch MarmotError.duplicateCommit(let epoch) {
+                    try tx.processedEvents.mark(eventID: event.id.bytes, outcome: "the commit of epoch \(epoch) again", at: now)
+                    return .skipped
                 } catch MLSError.ownMessage {
                     try tx.processedEvents.mark(eventID: event.id.bytes, outcome: "own echo", at: now)
                     return .skipped
@@ -271,7 +274,7 @@ extension BurrowNode {
     /// Commits proposals every member commits on receipt (SelfRemove; a legacy self-Remove
     /// when we are admin), as MDK does, for groups that still hold such proposals.
     func commitOwedProposals(timeout: Duration, report: inout SyncReport) async {
-        guard let groups = try? store.transaction({ tx in try tx.groups.list().filter { $0.state == .active }.map(LoadedGroup.init) }) else {
+        guard let groups = try? store.transaction({ tx in try tx.groups.list().filter { $0.state == .active }.map { try LoadedGroup($0) } }) else {
             return
         }
         for loaded in groups where loaded.group.owesProposalCommit {
@@ -306,7 +309,7 @@ extension BurrowNode {
     /// Reads kind-0 profile names of the members of our groups (a nickname still wins).
     func fetchProfileNames(timeout: Duration) async {
         guard let members = try? store.transaction({ tx in
-            try tx.groups.list().filter { $0.state == .active || $0.state == .leaving }.map(LoadedGroup.init).flatMap(\.group.members)
+            try tx.groups.list().filter { $0.state == .active || $0.state == .leaving }.map { try LoadedGroup($0) }.flatMap(\.group.members)
         }) else { return }
         let keys = unique(members.filter { $0 != publicKey })
         guard !keys.isEmpty, let urls = try? relays(),

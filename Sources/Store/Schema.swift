@@ -16,7 +16,7 @@ struct Migration {
 }
 
 enum Schema {
-    static let migrations: [Migration] = [v1, v2]
+    static let migrations: [Migration] = [v1, v2, v3]
 
     static var latestVersion: Int { migrations.last?.version ?? 0 }
 
@@ -149,6 +149,23 @@ enum Schema {
         ) WITHOUT ROWID
         """,
         "CREATE TABLE settings (key TEXT PRIMARY KEY NOT NULL, value TEXT NOT NULL) WITHOUT ROWID",
+    ])
+
+    /// v3: up to five rollback snapshots per group (the states before the commits that started
+    /// its last epochs), superseding v2's single `rollback_*` columns, which stay NULL.
+    static let v3 = Migration(version: 3, statements: [
+        """
+        CREATE TABLE group_snapshots (
+            mls_group_id BLOB NOT NULL,
+            position INTEGER NOT NULL,
+            epoch INTEGER NOT NULL,
+            state BLOB NOT NULL,
+            commit_created_at INTEGER NOT NULL,
+            commit_event_id BLOB NOT NULL CHECK (length(commit_event_id) = 32),
+            commit_digest BLOB NOT NULL,
+            PRIMARY KEY (mls_group_id, position)
+        ) WITHOUT ROWID
+        """,
     ])
 
     static func currentVersion(_ connection: SQLiteConnection) throws -> Int {

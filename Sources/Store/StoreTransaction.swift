@@ -27,4 +27,5 @@ public final class StoreTransaction {
     public var memberNames: MemberNameRepository { MemberNameRepository(transaction: self) }
     public var outbox: OutboxRepository { OutboxRepository(transaction: self) }
     public var settings: SettingsRepository { SettingsRepository(transaction: self) }
+    public var snapshots: SnapshotRepository { SnapshotRepository(transaction: self) }
 }

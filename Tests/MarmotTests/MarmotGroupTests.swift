@@ -102,6 +102,42 @@ final class MarmotGroupTests: XCTestCase {
         XCTAssertEqual(inner.rumor.content, "converged")
     }
 
+    /// A winning commit that arrives after three epochs of the losing branch were applied rolls
+    /// the member back three epochs; the same commit re-wrapped in another event changes nothing.
+    func testDeepRollbackAndRewrappedCommits() throws {
+        var f = try family()
+        var renamed = f.a.data
+        renamed.name = "winner"
+        let winner = try f.a.updateData(renamed, committer: f.alice.keys.publicKey, now: now, using: &rng)
+        try f.a.mergePendingCommit(published: winner.event)
+        var loser = try f.b.selfUpdate(now: now + 10, using: &rng)
+        try f.b.mergePendingCommit(published: loser.event)
+        _ = try deliver(loser.event, to: &f.c)
+        for step in 1...2 {
+            loser = try f.b.selfUpdate(now: now + 10 + Int64(step), using: &rng)
+            try f.b.mergePendingCommit(published: loser.event)
+            _ = try deliver(loser.event, to: &f.c)
+        }
+        XCTAssertEqual(f.c.epoch, 4)
+        XCTAssertEqual(f.c.snapshots.map(\.state.epoch), [1, 2, 3])
+
+        guard case .commit(_, let replaced) = try deliver(winner.event, to: &f.c) else { return XCTFail() }
+        XCTAssertNotNil(replaced)
+        XCTAssertEqual(f.c.epoch, 2)
+        XCTAssertEqual(f.c.data.name, "winner")
+        XCTAssertEqual(try f.c.exporterSecrets().first, try f.a.exporterSecrets().first)
+        XCTAssertEqual(f.c.snapshots.map(\.state.epoch), [1])
+
+        // Alice's commit again, sealed into a new event with a later created_at.
+        let decrypted = try f.a.snapshots[0].state.exporter(label: GroupEvent.exporterLabel, context: GroupEvent.exporterContext, length: 32)
+        let bytes = try XCTUnwrap(try? GroupEvent.validate(winner.event, now: now).decrypt(using: [decrypted]).messageBytes)
+        let rewrapped = try GroupEvent.seal(messageBytes: bytes, exporterSecret: decrypted, nostrGroupID: f.a.nostrGroupID,
+                                           createdAt: now - 5, rng: &rng)
+        XCTAssertThrowsError(try deliver(rewrapped, to: &f.c)) { XCTAssertEqual($0 as? MarmotError, .duplicateCommit(epoch: 1)) }
+        XCTAssertEqual(f.c.epoch, 2)
+        XCTAssertEqual(try f.c.exporterSecrets().first, try f.a.exporterSecrets().first)
+    }
+
     /// Equal created_at: the smaller event id wins.
     func testTiesGoToTheSmallerEventID() throws {
         var f = try family()

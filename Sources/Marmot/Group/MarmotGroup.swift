@@ -1,9 +1,11 @@
+import Crypto
 import MLS
 import Nostr
 
-/// One member's Marmot group: the MLS group, its Nostr Group Data (0xF2EE) and the state
-/// before the commit that started the current epoch, so a competing commit of the same epoch
-/// that wins MDK's race rule can take its place.
+/// One member's Marmot group: the MLS group, its Nostr Group Data (0xF2EE) and snapshots of
+/// the states before the commits that started the last five epochs, so a competing commit of
+/// any of those epochs that wins MDK's race rule can take its place (rolling back as far as
+/// needed).
 ///
 /// Sans-I/O like `MLSGroup`: the clock and randomness come in, events go out. Every mutating
 /// call either succeeds or throws and leaves the value as it was. Persist the value (and the
@@ -11,17 +13,25 @@ import Nostr
 public struct MarmotGroup: Sendable {
     public private(set) var mls: MLSGroup
     public private(set) var data: NostrGroupData
-    public private(set) var rollback: RollbackPoint?
+    /// Oldest first; the last is the state before the commit that started the current epoch.
+    public private(set) var snapshots: [RollbackPoint]
+    /// MDK's `epoch_snapshot_retention`.
+    public static let snapshotRetention = 5
 
-    /// The group as it was before the commit that started the current epoch, and that commit's order.
+    /// The group as it was before a commit was applied, that commit's order and the SHA-256 of
+    /// its MLS bytes (the same ciphertext re-wrapped in another event is not a competitor).
     public struct RollbackPoint: Sendable {
         public let state: MLSGroup
         public let order: CommitOrder
+        public let digest: [UInt8]
 
-        public init(state: MLSGroup, order: CommitOrder) {
+        public init(state: MLSGroup, order: CommitOrder, digest: [UInt8]) {
             self.state = state
             self.order = order
+            self.digest = digest
         }
+
+        public static func digest(of messageBytes: [UInt8]) -> [UInt8] { Array(SHA256.hash(data: messageBytes)) }
     }
 
     /// A commit of ours waiting to be published; the Welcome rumors go out only after a relay
@@ -39,11 +49,16 @@ public struct MarmotGroup: Sendable {
     }
 
     /// Restores a stored group.
-    public init(mls: MLSGroup, rollback: RollbackPoint? = nil) throws {
+    public init(mls: MLSGroup, snapshots: [RollbackPoint] = []) throws {
         guard let data = try NostrGroupData(extensions: mls.extensions) else { throw MarmotError.groupDataMissing }
         self.mls = mls
         self.data = data
-        self.rollback = rollback
+        self.snapshots = Array(snapshots.suffix(Self.snapshotRetention))
+    }
+
+    private mutating func record(_ point: RollbackPoint) {
+        snapshots.append(point)
+        if snapshots.count > Self.snapshotRetention { snapshots.removeFirst(snapshots.count - Self.snapshotRetention) }
     }
 
     // MARK: Reading
@@ -130,16 +145,23 @@ public struct MarmotGroup: Sendable {
         let time = UInt64(max(0, event.event.createdAt))
         let order = CommitOrder(event.event)
 
-        if framed.contentType == .commit, framed.epoch + 1 == mls.epoch, let rollback, rollback.state.epoch == framed.epoch {
-            guard order < rollback.order else { throw MarmotError.staleCommit(epoch: framed.epoch) }
-            var candidate = rollback.state
+        let digest = RollbackPoint.digest(of: event.messageBytes)
+        if framed.contentType == .commit, framed.epoch < mls.epoch {
+            guard let index = snapshots.lastIndex(where: { $0.state.epoch == framed.epoch }) else {
+                throw MarmotError.staleCommit(epoch: framed.epoch)
+            }
+            let point = snapshots[index]
+            guard point.digest != digest else { throw MarmotError.duplicateCommit(epoch: framed.epoch) }
+            guard order < point.order else { throw MarmotError.staleCommit(epoch: framed.epoch) }
+            var candidate = point.state
             candidate.clearPendingCommit()
             let base = try MarmotGroup(mls: candidate)
             let summary = try base.applyCommit(event.message, to: &candidate, time: time)
             self.mls = candidate
             self.data = try NostrGroupData(extensions: candidate.extensions) ?? data
-            self.rollback = RollbackPoint(state: base.mls, order: order)
-            return .commit(summary, replaced: rollback.order)
+            self.snapshots = Array(snapshots[..<index])
+            record(RollbackPoint(state: base.mls, order: order, digest: digest))
+            return .commit(summary, replaced: point.order)
         }
         if framed.epoch > mls.epoch { throw MarmotError.epochUnavailable(epoch: framed.epoch, current: mls.epoch) }
 
@@ -150,7 +172,7 @@ public struct MarmotGroup: Sendable {
             before.clearPendingCommit()
             self.mls = next
             self.data = try NostrGroupData(extensions: next.extensions) ?? data
-            self.rollback = RollbackPoint(state: before, order: order)
+            record(RollbackPoint(state: before, order: order, digest: digest))
             return .commit(summary, replaced: nil)
         }
         let result = try next.process(event.message, at: time)
@@ -172,7 +194,7 @@ public struct MarmotGroup: Sendable {
             before.clearPendingCommit()
             self.mls = next
             self.data = try NostrGroupData(extensions: next.extensions) ?? data
-            self.rollback = RollbackPoint(state: before, order: order)
+            record(RollbackPoint(state: before, order: order, digest: digest))
             return .commit(summary, replaced: nil)
         }
     }
@@ -283,13 +305,14 @@ public struct MarmotGroup: Sendable {
     /// Moves to the epoch of our pending commit once a relay accepted `event`.
     @discardableResult
     public mutating func mergePendingCommit(published event: Event) throws -> CommitSummary {
+        let bytes = mls.pendingCommit?.commit.tlsSerialized ?? []
         var before = mls
         before.clearPendingCommit()
         var next = mls
         let summary = try next.mergePendingCommit()
         mls = next
         data = try NostrGroupData(extensions: next.extensions) ?? data
-        rollback = RollbackPoint(state: before, order: CommitOrder(event))
+        record(RollbackPoint(state: before, order: CommitOrder(event), digest: RollbackPoint.digest(of: bytes)))
         return summary
     }
 

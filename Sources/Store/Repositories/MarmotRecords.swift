@@ -149,3 +149,20 @@ public struct OutboxEntry: Sendable, Equatable {
         self.state = state
     }
 }
+
+/// A group's state before one of its recent commits (secret: never log it).
+public struct StoredSnapshot: Sendable {
+    public let epoch: Int64
+    public let state: [UInt8]
+    public let commitCreatedAt: Int64
+    public let commitEventID: [UInt8]
+    public let commitDigest: [UInt8]
+
+    public init(epoch: Int64, state: [UInt8], commitCreatedAt: Int64, commitEventID: [UInt8], commitDigest: [UInt8]) {
+        self.epoch = epoch
+        self.state = state
+        self.commitCreatedAt = commitCreatedAt
+        self.commitEventID = commitEventID
+        self.commitDigest = commitDigest
+    }
+}

@@ -276,3 +276,34 @@ public struct SettingsRepository {
         try transaction.connection().execute("INSERT OR REPLACE INTO settings (key, value) VALUES (?, ?)", [.text(key), .text(value)])
     }
 }
+
+/// Rollback snapshots of each group, oldest first.
+public struct SnapshotRepository {
+    let transaction: StoreTransaction
+
+    public func list(mlsGroupID: [UInt8]) throws -> [StoredSnapshot] {
+        try transaction.connection().query(
+            """
+            SELECT epoch, state, commit_created_at, commit_event_id, commit_digest FROM group_snapshots
+            WHERE mls_group_id = ? ORDER BY position
+            """, [.blob(mlsGroupID)]) {
+            StoredSnapshot(epoch: $0.int64(0), state: $0.blob(1) ?? [], commitCreatedAt: $0.int64(2), commitEventID: $0.blob(3) ?? [],
+                           commitDigest: $0.blob(4) ?? [])
+        }
+    }
+
+    /// Replaces the group's snapshots (the deleted ones are overwritten on disk: secure_delete).
+    public func replace(mlsGroupID: [UInt8], with snapshots: [StoredSnapshot]) throws {
+        let conn = try transaction.connection()
+        try conn.execute("DELETE FROM group_snapshots WHERE mls_group_id = ?", [.blob(mlsGroupID)])
+        for (position, snapshot) in snapshots.enumerated() {
+            try conn.execute(
+                """
+                INSERT INTO group_snapshots (mls_group_id, position, epoch, state, commit_created_at, commit_event_id, commit_digest)
+                VALUES (?, ?, ?, ?, ?, ?, ?)
+                """,
+                [.blob(mlsGroupID), .int(position), .integer(snapshot.epoch), .blob(snapshot.state), .integer(snapshot.commitCreatedAt),
+                 .blob(snapshot.commitEventID), .blob(snapshot.commitDigest)])
+        }
+    }
+}
