@@ -142,6 +142,7 @@ extension BurrowNode {
                                              relays: urls, createdAt: now))
             return (event, urls)
         }
+        Failpoint.messageStored.check()
         try await publishAccepted(event, to: urls, timeout: timeout)
         try store.transaction { try $0.outbox.setState(eventID: event.id.bytes, .sent) }
         return try store.transaction { try loadGroup(mlsGroupID: id, in: $0).view }
@@ -180,6 +181,7 @@ extension BurrowNode {
             }
             return (pending, urls)
         }
+        Failpoint.commitStored.check()
         do {
             try await publishAccepted(pending.event, to: urls, timeout: timeout)
         } catch {
@@ -192,6 +194,7 @@ extension BurrowNode {
             }
             throw error
         }
+        Failpoint.commitPublished.check()
         let view = try store.transaction { tx -> GroupView in
             var loaded = try loadGroup(mlsGroupID: id, in: tx)
             if loaded.group.mls.pendingCommit != nil {
@@ -203,6 +206,7 @@ extension BurrowNode {
             try tx.outbox.setState(eventID: pending.event.id.bytes, .sent)
             return loaded.view
         }
+        Failpoint.commitMerged.check()
         await flushOutbox(timeout: timeout)
         return view
     }

@@ -54,6 +54,7 @@ extension BurrowNode {
                 bundle: bundle.tlsSerialized, createdAt: now, notAfter: Self.notAfter(bundle)))
             try tx.settings.set(Settings.lastKeyPackage, String(now))
         }
+        Failpoint.keyPackageStored.check()
         for signed in [event, legacy, relayList, inbox] {
             try await publishAccepted(signed, to: urls, timeout: timeout)
         }

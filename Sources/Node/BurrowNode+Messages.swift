@@ -66,7 +66,9 @@ extension BurrowNode {
                                              relays: urls, createdAt: now))
             return (event, rumor, urls)
         }
+        Failpoint.messageStored.check()
         try await publishAccepted(event, to: urls, timeout: timeout)
+        Failpoint.messagePublished.check()
         try store.transaction { try $0.outbox.setState(eventID: event.id.bytes, .sent) }
         return SentMessage(eventID: event.id, messageID: rumor.id)
     }

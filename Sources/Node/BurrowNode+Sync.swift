@@ -17,6 +17,7 @@ extension BurrowNode {
     /// Connects, fetches and processes everything pending, publishes what is owed, and reports.
     public func sync(timeout: Duration) async throws -> SyncReport {
         var report = SyncReport()
+        await recoverPendingCommits(timeout: timeout)
         await flushOutbox(timeout: timeout)
         try await syncGiftWraps(timeout: timeout, report: &report)
         let ids = try store.transaction { tx in
@@ -32,6 +33,7 @@ extension BurrowNode {
     func catchUp(_ groupText: String, timeout: Duration) async throws -> [UInt8] {
         let id = try groupID(groupText)
         var report = SyncReport()
+        await recoverPendingCommits(timeout: timeout)
         await flushOutbox(timeout: timeout)
         try await syncGroups([id], timeout: timeout, report: &report)
         for issue in report.errors { logger.info("catch-up skipped an event", metadata: ["event": "\(issue.eventID)", "reason": "\(issue.reason)"]) }
@@ -45,7 +47,11 @@ extension BurrowNode {
         let cursor = try store.transaction { try $0.settings.get(Settings.giftWrapCursor) }.flatMap { Int64($0) }
         let filter = Filter(kinds: [Kind.giftWrap], since: cursor.map { max(0, $0 - Self.giftWrapMargin) }, tags: ["p": [publicKey.hex]])
         let events = try await fetchEvents(filter, from: try relays(), timeout: timeout)
-        for event in events.sorted(by: Self.createdAtOrder) { handleGiftWrap(event, report: &report) }
+        Failpoint.syncFetched.check()
+        for event in events.sorted(by: Self.createdAtOrder) {
+            handleGiftWrap(event, report: &report)
+            Failpoint.giftWrapProcessed.check()
+        }
         try store.transaction { try $0.settings.set(Settings.giftWrapCursor, String(started)) }
     }
 
@@ -249,6 +255,7 @@ extension BurrowNode {
                 if epochChanged { updates.append(.group(loaded.view)) }
                 return .done(epochChanged: epochChanged, nostrGroupIDChanged: renamed)
             }
+            Failpoint.groupEventProcessed.check()
             if case .done = result {
                 report.processed += 1
                 report.messages += newMessages
@@ -292,16 +299,64 @@ extension BurrowNode {
     /// Publishes every queued event whose prerequisite was sent (welcomes after their commit).
     func flushOutbox(timeout: Duration) async {
         guard let ready = try? store.transaction({ try $0.outbox.ready() }) else { return }
-        for entry in ready {
+        // Commits are never re-sent from here: `recoverPendingCommits` asks the relays first.
+        for entry in ready where entry.purpose != "commit" {
             guard let event = try? UnverifiedEvent(json: entry.json).verified() else {
                 _ = try? store.transaction { try $0.outbox.setState(eventID: entry.eventID, .failed) }
                 continue
             }
             do {
                 try await publishAccepted(event, to: entry.relays, timeout: timeout)
+                Failpoint.outboxPublished.check()
+                if entry.purpose == "welcome" { Failpoint.welcomePublished.check() }
                 _ = try? store.transaction { try $0.outbox.setState(eventID: entry.eventID, .sent) }
             } catch {
                 logger.warning("queued event not published yet", metadata: ["event": "\(event.id.hex)", "error": "\(Self.describe(error))"])
+            }
+        }
+    }
+
+    /// Completes or clears our commits that were stored but never confirmed (a crash between
+    /// storing, publishing and merging): a commit the relays hold is merged and its welcomes
+    /// then go out; one they do not hold is cleared with its welcomes. Unreachable relays leave
+    /// it for the next attempt.
+    func recoverPendingCommits(timeout: Duration) async {
+        guard let entries = try? store.transaction({ try $0.outbox.pending() }).filter({ $0.purpose == "commit" }) else { return }
+        for entry in entries {
+            guard let id = entry.mlsGroupID, let event = try? UnverifiedEvent(json: entry.json).verified() else { continue }
+            let held: Bool
+            do {
+                held = try await !fetchEvents(Filter(ids: [event.id]), from: entry.relays, timeout: timeout).isEmpty
+            } catch {
+                logger.warning("cannot ask the relays about an unconfirmed commit yet", metadata: ["event": "\(event.id.hex)"])
+                continue
+            }
+            do {
+                try store.transaction { tx in
+                    var loaded = try loadGroup(mlsGroupID: id, in: tx)
+                    let pending = loaded.group.mls.pendingCommit.map { $0.commit.tlsSerialized }
+                    let isThisCommit = pending != nil && (try? GroupEvent.validate(event, now: event.createdAt)
+                        .decrypt(using: loaded.group.exporterSecrets()).messageBytes) == pending
+                    if held {
+                        if isThisCommit {
+                            let summary = try loaded.group.mergePendingCommit(published: event)
+                            if summary.removedSelf { loaded.row.state = .left }
+                            loaded.row.syncSince = max(loaded.row.syncSince, event.createdAt)
+                            try loaded.save(tx)
+                        }
+                        try tx.outbox.setState(eventID: event.id.bytes, .sent)
+                    } else {
+                        if isThisCommit {
+                            loaded.group.clearPendingCommit()
+                            try loaded.save(tx)
+                        }
+                        try tx.outbox.setState(eventID: event.id.bytes, .failed)
+                        try tx.outbox.failDependents(of: event.id.bytes)
+                    }
+                }
+                logger.info(held ? "completed an unconfirmed commit" : "cleared an unpublished commit", metadata: ["event": "\(event.id.hex)"])
+            } catch {
+                logger.warning("could not settle an unconfirmed commit", metadata: ["error": "\(Self.describe(error))"])
             }
         }
     }

@@ -117,7 +117,7 @@ final class MarmotBenchParty {
             guard let row = try tx.groups.find(nostrGroupID: validated.nostrGroupID).first(where: { $0.state != .declined }) else {
                 throw BenchFailure.check("no group for the event's h tag")
             }
-            var record = try GroupRecord(row)
+            var record = try GroupRecord(row, tx: tx)
             let outcome = try record.group.process(record.group.decrypt(validated))
             if case .application(let inner, let epoch) = outcome {
                 try tx.messages.insert(StoredMessage(
@@ -138,35 +138,43 @@ final class MarmotBenchParty {
 struct GroupRecord {
     var row: StoredGroup
     var group: MarmotGroup
+    private var savedSnapshots: [[UInt8]]
 
     init(group: MarmotGroup, state: StoredGroup.State, now: Int64, syncSince: Int64) {
         row = StoredGroup(mlsGroupID: group.mlsGroupID, nostrGroupID: group.nostrGroupID, state: state, mlsState: [],
                           createdAt: now, lastSelfUpdate: now, syncSince: syncSince)
         self.group = group
+        savedSnapshots = []
     }
 
-    init(_ row: StoredGroup) throws {
+    init(_ row: StoredGroup, tx: StoreTransaction) throws {
         self.row = row
-        var rollback: MarmotGroup.RollbackPoint?
-        if let state = row.rollbackState, let createdAt = row.rollbackCreatedAt, let id = row.rollbackEventID {
-            rollback = MarmotGroup.RollbackPoint(state: try MLSGroup(serialized: state),
-                                                 order: CommitOrder(createdAt: createdAt, eventID: try EventID(bytes: id)))
+        let snapshots = try tx.snapshots.list(mlsGroupID: row.mlsGroupID).map {
+            MarmotGroup.RollbackPoint(state: try MLSGroup(serialized: $0.state),
+                                      order: CommitOrder(createdAt: $0.commitCreatedAt, eventID: try EventID(bytes: $0.commitEventID)),
+                                      digest: $0.commitDigest)
         }
-        group = try MarmotGroup(mls: MLSGroup(serialized: row.mlsState), rollback: rollback)
+        savedSnapshots = snapshots.map(\.order.eventID.bytes)
+        group = try MarmotGroup(mls: MLSGroup(serialized: row.mlsState), snapshots: snapshots)
     }
 
     static func load(_ id: [UInt8], _ tx: StoreTransaction) throws -> GroupRecord {
         guard let row = try tx.groups.get(mlsGroupID: id) else { throw BenchFailure.check("group not in the store") }
-        return try GroupRecord(row)
+        return try GroupRecord(row, tx: tx)
     }
 
-    /// Copies the Marmot state into the row and writes it.
+    /// Copies the Marmot state into the row and writes it, with the snapshots when they changed.
     mutating func save(_ tx: StoreTransaction) throws {
         row.mlsState = group.mls.serialized()
         row.nostrGroupID = group.nostrGroupID
-        row.rollbackState = group.rollback?.state.serialized()
-        row.rollbackCreatedAt = group.rollback?.order.createdAt
-        row.rollbackEventID = group.rollback?.order.eventID.bytes
         try tx.groups.save(row)
+        let current = group.snapshots.map(\.order.eventID.bytes)
+        if current != savedSnapshots {
+            try tx.snapshots.replace(mlsGroupID: row.mlsGroupID, with: group.snapshots.map {
+                StoredSnapshot(epoch: Int64(clamping: $0.state.epoch), state: $0.state.serialized(), commitCreatedAt: $0.order.createdAt,
+                               commitEventID: $0.order.eventID.bytes, commitDigest: $0.digest)
+            })
+            savedSnapshots = current
+        }
     }
 }
