@@ -102,7 +102,7 @@ let package = Package(
         .testTarget(name: "StoreTests", dependencies: ["TestSupport", "Store"], swiftSettings: swift5),
         .testTarget(
             name: "NodeTests",
-            dependencies: ["TestSupport", "Node", "Store", .product(name: "Logging", package: "swift-log")],
+            dependencies: ["TestSupport", "Node", "Store", "Marmot", "MLS", "Nostr", .product(name: "Logging", package: "swift-log")],
             swiftSettings: swift5
         ),
         .executableTarget(name: "StoreProbe", dependencies: ["Store"], path: "Tests/StoreProbe", swiftSettings: swift5),

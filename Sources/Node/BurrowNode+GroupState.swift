@@ -61,11 +61,14 @@ struct LoadedGroup {
         }
     }
 
-    var view: GroupView {
+    var view: GroupView { view(stale: false) }
+
+    func view(stale: Bool) -> GroupView {
         GroupView(
             nostrGroupID: Hex.encode(group.nostrGroupID), mlsGroupID: Hex.encode(group.mlsGroupID), name: group.data.name,
             description: group.data.description, epoch: group.epoch, members: group.members.map(\.hex),
-            admins: group.admins.map(\.hex), relays: group.data.relays.map(\.string), state: row.state.rawValue)
+            admins: group.admins.map(\.hex), relays: group.data.relays.map(\.string),
+            state: stale && row.state == .active ? "stale" : row.state.rawValue)
     }
 }
 
@@ -97,11 +100,20 @@ extension BurrowNode {
     }
 
     public func groups() throws -> [GroupView] {
-        try store.transaction { tx in try tx.groups.list().filter { $0.state != .declined }.map { try LoadedGroup($0).view } }
+        try store.transaction { tx in
+            try tx.groups.list().filter { $0.state != .declined }.map { try LoadedGroup($0).view(stale: try isStale($0.mlsGroupID, tx)) }
+        }
     }
 
     public func group(_ text: String) throws -> GroupView {
-        try store.transaction { try resolveGroup(text, in: $0).view }
+        try store.transaction { tx in
+            let loaded = try resolveGroup(text, in: tx)
+            return loaded.view(stale: try isStale(loaded.row.mlsGroupID, tx))
+        }
+    }
+
+    func isStale(_ mlsGroupID: [UInt8], _ tx: StoreTransaction) throws -> Bool {
+        try tx.settings.get(Settings.needsReAdd(mlsGroupID)) != nil
     }
 
     func loadGroup(mlsGroupID: [UInt8], in tx: StoreTransaction) throws -> LoadedGroup {

@@ -1,4 +1,5 @@
 import Foundation
+import MLS
 import Marmot
 import Nostr
 import Store
@@ -19,6 +20,16 @@ extension BurrowNode {
                 throw NodeError.unknownInvite("no pending invite \(idText)")
             }
             var loaded = try loadGroup(mlsGroupID: invite.mlsGroupID, in: tx)
+            if let state = invite.groupState {
+                // A re-add: the joined state replaces ours, with no snapshots of the old branch.
+                let joined = try MarmotGroup(mls: MLSGroup(serialized: state))
+                var row = loaded.row
+                row.state = .active
+                if let rumor = try? Rumor(json: invite.rumorJSON) { row.syncSince = rumor.createdAt }
+                loaded = LoadedGroup(row: row, group: joined)
+                try tx.snapshots.replace(mlsGroupID: invite.mlsGroupID, with: [])
+                try tx.settings.delete(Settings.needsReAdd(invite.mlsGroupID))
+            }
             loaded.row.state = .active
             try loaded.save(tx)
             try tx.invites.setState(wrapperID: wrapperID, .accepted)

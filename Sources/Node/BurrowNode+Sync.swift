@@ -11,6 +11,8 @@ import Store
 extension BurrowNode {
     /// Gift wraps are back-dated up to two days; fetch them with a week's margin (as White Noise).
     static let giftWrapMargin: Int64 = 7 * 24 * 60 * 60
+    /// Group events (and gift wraps) larger than this are refused unread.
+    static let maximumEventContent = 512 * 1024
     /// Group events are fetched from a margin before the newest one handled.
     static let groupEventMargin: Int64 = 2 * 24 * 60 * 60
 
@@ -26,6 +28,7 @@ extension BurrowNode {
         try await syncGroups(ids, timeout: timeout, report: &report)
         await flushOutbox(timeout: timeout)
         await fetchProfileNames(timeout: timeout)
+        do { try store.checkpoint() } catch { logger.warning("WAL checkpoint failed", metadata: ["error": "\(error)"]) }
         return report
     }
 
@@ -89,10 +92,24 @@ extension BurrowNode {
                 throw StoreError.storeCorrupt("a stored KeyPackage does not decode")
             }
             let group = try MarmotGroup.join(welcome: welcome, keyPackage: bundle)
-            if let existing = try tx.groups.get(mlsGroupID: group.mlsGroupID), existing.state != .declined {
-                throw NodeError.invalidInput("duplicate welcome for a group that is already \(existing.state.rawValue)")
-            }
             let now = Self.now()
+            if let existing = try tx.groups.get(mlsGroupID: group.mlsGroupID), existing.state != .declined {
+                // A welcome into a newer epoch than ours re-adds us (we were removed, or our
+                // branch lost a race); one for our epoch or older is a replay.
+                let current = try LoadedGroup(existing)
+                guard existing.state == .active || existing.state == .leaving || existing.state == .removed,
+                      group.epoch > current.group.epoch || existing.state == .removed else {
+                    throw NodeError.invalidInput("duplicate welcome for a group that is already \(existing.state.rawValue)")
+                }
+                try tx.invites.insert(StoredInvite(
+                    wrapperID: event.id.bytes, mlsGroupID: group.mlsGroupID, inviter: welcome.inviter.bytes,
+                    rumorJSON: welcome.rumor.jsonString, keyPackageRef: stored.ref, state: .pending, receivedAt: now,
+                    groupState: group.mls.serialized()))
+                try tx.keyPackages.markConsumed(ref: stored.ref, at: now)
+                try tx.processedEvents.mark(eventID: event.id.bytes, outcome: "re-add invite", at: now)
+                return InviteView(id: event.id.hex, groupName: group.data.name, nostrGroupID: Hex.encode(group.nostrGroupID),
+                                  from: welcome.inviter.hex, members: group.members.map(\.hex))
+            }
             var loaded = LoadedGroup(row: StoredGroup(
                 mlsGroupID: group.mlsGroupID, nostrGroupID: group.nostrGroupID, state: .pending, mlsState: [], createdAt: now,
                 lastSelfUpdate: now, syncSince: welcome.rumor.createdAt), group: group)
@@ -165,6 +182,8 @@ extension BurrowNode {
             }
             guard progressed, !held.isEmpty else {
                 if keepHeld { return (changed, held) }
+                let stranded = Set(held.compactMap(Self.hTag)).intersection(report.tooOldGroups)
+                for nostrID in stranded { markNeedsReAdd(nostrGroupIDHex: nostrID, report: &report) }
                 for event in held {
                     if preJoin.contains(event.id) {
                         _ = try? store.transaction { try $0.processedEvents.mark(eventID: event.id.bytes, outcome: "sent before we joined") }
@@ -196,7 +215,13 @@ extension BurrowNode {
             let result = try store.transaction { tx -> GroupEventResult in
                 if try tx.processedEvents.contains(eventID: event.id.bytes) { return .skipped }
                 let validated: ValidatedGroupEvent
-                do { validated = try GroupEvent.validate(event, now: now) } catch {
+                guard event.content.utf8.count <= Self.maximumEventContent else {
+                    throw PipelineRejection("oversized: \(event.content.utf8.count) bytes of content")
+                }
+                do { validated = try GroupEvent.validate(event, now: now) } catch MarmotError.groupEventTooOld(let createdAt, _) {
+                    report.tooOldGroups.insert(Self.hTag(event) ?? "")
+                    throw PipelineRejection("older than the 45-day event window (created_at \(createdAt))")
+                } catch {
                     throw PipelineRejection(Self.describe(error))
                 }
                 guard let row = try tx.groups.find(nostrGroupID: validated.nostrGroupID).first(where: { $0.state != .declined }) else {
@@ -376,6 +401,20 @@ extension BurrowNode {
             _ = try? store.transaction { try $0.memberNames.set(pubkey: event.pubkey.bytes, mlsGroupID: [], name: text, at: event.createdAt) }
         }
     }
+
+    /// A member whose missed commits fell out of the 45-day window can never catch up: it is
+    /// told so plainly, and its group shows the state `stale` until an admin re-adds it.
+    func markNeedsReAdd(nostrGroupIDHex: String, report: inout SyncReport) {
+        guard let id = try? Hex.decode(nostrGroupIDHex, length: 32),
+              let rows = try? store.transaction({ try $0.groups.find(nostrGroupID: id) }) else { return }
+        for row in rows where row.state == .active || row.state == .leaving {
+            _ = try? store.transaction { try $0.settings.set(Settings.needsReAdd(row.mlsGroupID), "1") }
+            report.fail("", "group \(Hex.encode(row.mlsGroupID)): offline past the 45-day event window, commits were missed for good; "
+                        + "ask an admin to remove and re-add you")
+        }
+    }
+
+    static func hTag(_ event: Event) -> String? { event.tags.first { $0.count >= 2 && $0[0] == "h" }?[1] }
 
     static func createdAtOrder(_ a: Event, _ b: Event) -> Bool { (a.createdAt, a.id.hex) < (b.createdAt, b.id.hex) }
 

@@ -80,6 +80,8 @@ public struct SyncReport: Sendable {
     public var messages = 0
     public var errors: [SyncIssue] = []
     public var updates: [NodeUpdate] = []
+    /// `h` values of group events refused as older than the 45-day window.
+    var tooOldGroups: Set<String> = []
 
     public init() {}
 

@@ -168,6 +168,16 @@ public final class BurrowStore: @unchecked Sendable {
 }
 
 extension BurrowStore {
+    /// Moves the write-ahead log into the database and truncates it, so pages that
+    /// `secure_delete` overwrote (old epochs' secrets) leave no copy in the log file.
+    public func checkpoint() throws {
+        mutex.lock()
+        defer { mutex.unlock() }
+        guard let connection else { throw StoreError.misuse("the store is closed") }
+        guard !inTransaction else { throw StoreError.misuse("a transaction is open on this store") }
+        _ = try connection.query("PRAGMA wal_checkpoint(TRUNCATE)") { $0.int(0) }
+    }
+
     /// Reads every page and checks the database's structure (`PRAGMA integrity_check`).
     /// Opening only reads what it needs, so damage deep in the file shows up here, or when the
     /// damaged rows are first read, as `storeCorrupt`.

@@ -16,7 +16,7 @@ struct Migration {
 }
 
 enum Schema {
-    static let migrations: [Migration] = [v1, v2, v3]
+    static let migrations: [Migration] = [v1, v2, v3, v4]
 
     static var latestVersion: Int { migrations.last?.version ?? 0 }
 
@@ -166,6 +166,12 @@ enum Schema {
             PRIMARY KEY (mls_group_id, position)
         ) WITHOUT ROWID
         """,
+    ])
+
+    /// v4: an invite that re-adds us to a group we hold (a newer epoch than ours: we were
+    /// removed and re-added, or our branch lost) carries the joined state until accepted.
+    static let v4 = Migration(version: 4, statements: [
+        "ALTER TABLE invites ADD COLUMN group_state BLOB",
     ])
 
     static func currentVersion(_ connection: SQLiteConnection) throws -> Int {

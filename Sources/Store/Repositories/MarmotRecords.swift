@@ -76,9 +76,12 @@ public struct StoredInvite: Sendable {
     public let keyPackageRef: [UInt8]
     public var state: State
     public let receivedAt: Int64
+    /// For a re-add into a group we already hold: the joined MLS state (secret), applied on accept.
+    public let groupState: [UInt8]?
 
     public init(wrapperID: [UInt8], mlsGroupID: [UInt8], inviter: [UInt8], rumorJSON: String, keyPackageRef: [UInt8],
-                state: State, receivedAt: Int64) {
+                state: State, receivedAt: Int64, groupState: [UInt8]? = nil) {
+        self.groupState = groupState
         self.wrapperID = wrapperID
         self.mlsGroupID = mlsGroupID
         self.inviter = inviter

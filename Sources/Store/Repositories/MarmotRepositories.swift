@@ -100,11 +100,11 @@ public struct InviteRepository {
         try require32(i.wrapperID, "the gift wrap id")
         try transaction.connection().execute(
             """
-            INSERT INTO invites (wrapper_id, mls_group_id, inviter, rumor_json, key_package_ref, state, received_at)
-            VALUES (?, ?, ?, ?, ?, ?, ?)
+            INSERT INTO invites (wrapper_id, mls_group_id, inviter, rumor_json, key_package_ref, state, received_at, group_state)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?)
             """,
             [.blob(i.wrapperID), .blob(i.mlsGroupID), .blob(i.inviter), .text(i.rumorJSON), .blob(i.keyPackageRef),
-             .text(i.state.rawValue), .integer(i.receivedAt)])
+             .text(i.state.rawValue), .integer(i.receivedAt), i.groupState.map { .blob($0) } ?? .null])
     }
 
     public func get(wrapperID: [UInt8]) throws -> StoredInvite? {
@@ -123,12 +123,12 @@ public struct InviteRepository {
         try transaction.connection().execute("UPDATE invites SET state = ? WHERE wrapper_id = ?", [.text(state.rawValue), .blob(wrapperID)])
     }
 
-    static let select = "SELECT wrapper_id, mls_group_id, inviter, rumor_json, key_package_ref, state, received_at FROM invites"
+    static let select = "SELECT wrapper_id, mls_group_id, inviter, rumor_json, key_package_ref, state, received_at, group_state FROM invites"
 
     static func row(_ s: SQLiteStatement) throws -> StoredInvite {
         guard let state = StoredInvite.State(rawValue: s.text(5) ?? "") else { throw StoreError.storeCorrupt("an invite has an unknown state") }
         return StoredInvite(wrapperID: s.blob(0) ?? [], mlsGroupID: s.blob(1) ?? [], inviter: s.blob(2) ?? [], rumorJSON: s.text(3) ?? "",
-                            keyPackageRef: s.blob(4) ?? [], state: state, receivedAt: s.int64(6))
+                            keyPackageRef: s.blob(4) ?? [], state: state, receivedAt: s.int64(6), groupState: s.blob(7))
     }
 }
 
@@ -270,6 +270,10 @@ public struct SettingsRepository {
 
     public func get(_ key: String) throws -> String? {
         try transaction.connection().queryFirst("SELECT value FROM settings WHERE key = ?", [.text(key)]) { $0.text(0) } ?? nil
+    }
+
+    public func delete(_ key: String) throws {
+        try transaction.connection().execute("DELETE FROM settings WHERE key = ?", [.text(key)])
     }
 
     public func set(_ key: String, _ value: String) throws {

@@ -1,0 +1,189 @@
+import Foundation
+import MLS
+import Marmot
+import Nostr
+import Store
+import TestSupport
+import XCTest
+@testable import Node
+
+/// Each class of hostile input reaching the node's pipeline is refused with a reason in
+/// `sync`'s errors and changes no state: the group's MLS state and snapshots, the stored
+/// messages and the invites are byte-for-byte what they were.
+final class HostileInputTests: XCTestCase {
+    var relay: RelayProcess!
+    var homes: [URL] = []
+    var nodes: [BurrowNode] = []
+    let timeout: Duration = .seconds(5)
+    var rng = SystemRandomNumberGenerator()
+
+    override func setUp() async throws {
+        relay = try await RelayProcess.start(RelayProcess.Options(notesPerMinute: 10_000))
+    }
+
+    override func tearDown() async throws {
+        for node in nodes {
+            await node.closeConnections()
+            node.close()
+        }
+        relay?.stop()
+        for home in homes { try? FileManager.default.removeItem(at: home) }
+    }
+
+    func node() throws -> BurrowNode {
+        let home = try makeShortHome()
+        homes.append(home)
+        try FileManager.default.removeItem(at: home)
+        let node = try BurrowNode.initialize(home: home, passphrase: Array("hostile".utf8), kdfMemoryMiB: 8, importing: nil)
+        nodes.append(node)
+        try node.addRelays([relay.url])
+        return node
+    }
+
+    /// Alice (admin) and Bob in one group; returns its mls_group_id hex.
+    func family() async throws -> (alice: BurrowNode, bob: BurrowNode, group: String) {
+        let alice = try node(), bob = try node()
+        _ = try await bob.publishKeyPackage(timeout: timeout)
+        let view = try await alice.createGroup(name: "Family", description: "", invitees: [bob.publicKey], admins: [], timeout: timeout)
+        _ = try await bob.sync(timeout: timeout)
+        let invite = try XCTUnwrap(try bob.invites().first)
+        _ = try await bob.acceptInvite(invite.id, timeout: timeout)
+        _ = try await alice.chat(view.mlsGroupID, text: "hello", timeout: timeout)
+        _ = try await bob.sync(timeout: timeout)
+        return (alice, bob, view.mlsGroupID)
+    }
+
+    /// Everything a hostile event could have changed.
+    struct Fingerprint: Equatable {
+        let mlsState: [[UInt8]]
+        let snapshots: [[UInt8]]
+        let messages: Int
+        let invites: [[UInt8]]
+    }
+
+    func fingerprint(_ node: BurrowNode) throws -> Fingerprint {
+        try node.store.transaction { tx in
+            let groups = try tx.groups.list()
+            return Fingerprint(
+                mlsState: groups.map(\.mlsState),
+                snapshots: try groups.flatMap { try tx.snapshots.list(mlsGroupID: $0.mlsGroupID).map(\.state) },
+                messages: try tx.messages.count(),
+                invites: try tx.invites.list().map(\.wrapperID))
+        }
+    }
+
+    /// Feeds group events to the pipeline and returns the reasons it gave.
+    func feed(_ events: [Event], to node: BurrowNode) -> [String] {
+        var report = SyncReport()
+        node.processGroupEvents(events, report: &report)
+        return report.errors.map(\.reason)
+    }
+
+    func groupEvent(_ content: String, group: [UInt8], signer: Keys? = nil) throws -> Event {
+        // A few seconds ahead: unmistakably after Bob joined (older undecryptable events count as pre-join).
+        try Event.sign(kind: MarmotKind.groupEvent, content: content, tags: [["h", Hex.encode(group)], ["encoding", "base64"]],
+                       createdAt: BurrowNode.now() + 5, keys: signer ?? Keys.generate(using: &rng), rng: &rng)
+    }
+
+    func testHostileGroupEventsChangeNothing() async throws {
+        let (alice, bob, gid) = try await family()
+        let nostrID = try XCTUnwrap(try Hex.decode(try bob.group(gid).nostrGroupID, length: 32))
+        let before = try fingerprint(bob)
+
+        // A 445 for a group we do not have.
+        XCTAssertTrue(feed([try groupEvent(StrictBase64Probe.valid(64), group: rng.randomBytes(32))], to: bob)
+            .contains { $0.contains("no group of ours") })
+        // Garbage and truncated content.
+        XCTAssertEqual(feed([try groupEvent("!!! not base64 !!!", group: nostrID)], to: bob).count, 1)
+        XCTAssertEqual(feed([try groupEvent(StrictBase64Probe.valid(10), group: nostrID)], to: bob).count, 1)
+        // Well-formed but under no key of ours: held, reported, not applied.
+        XCTAssertTrue(feed([try groupEvent(StrictBase64Probe.valid(400), group: nostrID)], to: bob).contains { $0.hasPrefix("held") })
+        // Oversized.
+        let oversized = feed([try groupEvent(StrictBase64Probe.valid(600_000), group: nostrID)], to: bob)
+        XCTAssertTrue(oversized.contains { $0.contains("oversized") }, "\(oversized)")
+        // An event that is not a 445 at all in the group pipeline.
+        let note = try Event.sign(kind: 1, content: "hi", tags: [["h", Hex.encode(nostrID)]], createdAt: BurrowNode.now(),
+                                  keys: Keys.generate(using: &rng), rng: &rng)
+        XCTAssertEqual(feed([note], to: bob).count, 1)
+        // Too old for the 45-day window.
+        let old = try Event.sign(kind: MarmotKind.groupEvent, content: StrictBase64Probe.valid(64), tags: [["h", Hex.encode(nostrID)]],
+                                 createdAt: BurrowNode.now() - 46 * 86_400, keys: Keys.generate(using: &rng), rng: &rng)
+        XCTAssertTrue(feed([old], to: bob).contains { $0.contains("45-day") })
+        XCTAssertEqual(try fingerprint(bob), before)
+
+        // A replayed event: the chat Bob already has, fed again, is skipped silently.
+        let fetched = try await bob.fetchEvents(Filter(kinds: [MarmotKind.groupEvent], tags: ["h": [Hex.encode(nostrID)]]),
+                                                from: [relay.url], timeout: timeout)
+        let chat = try XCTUnwrap(fetched.first)
+        var report = SyncReport()
+        bob.processGroupEvents([chat, chat], report: &report)
+        XCTAssertEqual(report.processed, 0)
+        XCTAssertEqual(report.messages, 0)
+        XCTAssertEqual(try fingerprint(bob), before)
+
+        // A commit from a non-admin (Bob), made below the node's own checks, is refused by Alice.
+        let carol = try node()
+        _ = try await carol.publishKeyPackage(timeout: timeout)
+        let carolKP = try await bob.fetchKeyPackage(for: carol.publicKey, timeout: timeout)
+        let bobGroup = try bob.store.transaction { try bob.loadGroup(mlsGroupID: Hex.decode(gid), in: $0) }.group
+        var mls = bobGroup.mls
+        let output = try mls.addMembers([carolKP.keyPackage.keyPackage], using: &rng)
+        let secret = try bobGroup.mls.exporter(label: GroupEvent.exporterLabel, context: GroupEvent.exporterContext, length: 32)
+        let forged = try GroupEvent.seal(message: output.commit, exporterSecret: secret, nostrGroupID: nostrID,
+                                         createdAt: BurrowNode.now(), rng: &rng)
+        let aliceBefore = try fingerprint(alice)
+        XCTAssertTrue(feed([forged], to: alice).contains { $0.contains("commit") }, "\(feed([forged], to: alice))")
+        XCTAssertEqual(try fingerprint(alice), aliceBefore)
+
+        // Forged signatures never become an Event the pipeline could take.
+        var tampered = Array(chat.jsonString.utf8)
+        if let index = tampered.lastIndex(of: UInt8(ascii: "a")) { tampered[index] = UInt8(ascii: "b") }
+        XCTAssertThrowsError(try UnverifiedEvent(json: tampered).verified())
+    }
+
+    func testHostileWelcomesChangeNothing() async throws {
+        let (alice, bob, gid) = try await family()
+        let before = try fingerprint(bob)
+
+        // The welcome Bob accepted, re-wrapped in a new gift wrap: a replay for an active group.
+        let wraps = try await bob.fetchEvents(Filter(kinds: [Kind.giftWrap], tags: ["p": [bob.publicKey.hex]]), from: [relay.url], timeout: timeout)
+        let firstWrap = try XCTUnwrap(wraps.first)
+        let original = try GiftWrap.unwrap(firstWrap, recipient: bob.keys)
+        let replay = try GiftWrap.wrap(rumor: original.rumor, sender: alice.keys, recipient: bob.publicKey, now: BurrowNode.now(), rng: &rng)
+        var report = SyncReport()
+        bob.handleGiftWrap(replay, report: &report)
+        XCTAssertTrue(report.errors.contains { $0.reason.contains("duplicate welcome") }, "\(report.errors)")
+
+        // A welcome naming a KeyPackage Bob never published (made for his key elsewhere).
+        let foreignBundle = try MarmotProfile.keyPackage(for: bob.publicKey, now: BurrowNode.now(), using: &rng)
+        let content = try KeyPackageEventContent(keyPackage: foreignBundle.keyPackage, relays: [try RelayURL(relay.url)], using: &rng)
+        let foreignEvent = try KeyPackageEvent.verify(try content.sign(keys: bob.keys, createdAt: BurrowNode.now(), rng: &rng).event,
+                                                      now: BurrowNode.now())
+        let (_, welcomes) = try MarmotGroup.create(creator: alice.publicKey, name: "Trap", description: "", admins: [],
+                                                   relays: [try RelayURL(relay.url)], invitees: [foreignEvent], now: BurrowNode.now(), using: &rng)
+        let trap = try GiftWrap.wrap(rumor: welcomes[0].rumor, sender: alice.keys, recipient: bob.publicKey, now: BurrowNode.now(), rng: &rng)
+        report = SyncReport()
+        bob.handleGiftWrap(trap, report: &report)
+        XCTAssertTrue(report.errors.contains { $0.reason.contains("never published") }, "\(report.errors)")
+
+        // A gift wrap that is not for us, and one whose content is garbage.
+        let notOurs = try GiftWrap.wrap(rumor: original.rumor, sender: alice.keys, recipient: alice.publicKey, now: BurrowNode.now(), rng: &rng)
+        let garbage = try Event.sign(kind: Kind.giftWrap, content: "garbage", tags: [["p", bob.publicKey.hex]], createdAt: BurrowNode.now(),
+                                     keys: Keys.generate(using: &rng), rng: &rng)
+        report = SyncReport()
+        bob.handleGiftWrap(notOurs, report: &report)
+        bob.handleGiftWrap(garbage, report: &report)
+        XCTAssertEqual(report.errors.count, 2)
+
+        XCTAssertEqual(try fingerprint(bob), before)
+        XCTAssertTrue(try bob.invites().isEmpty, "no hostile welcome is listed")
+        XCTAssertEqual(try bob.group(gid).state, "active")
+    }
+}
+
+/// Base64 of `count` random-looking bytes (valid encoding, meaningless content).
+enum StrictBase64Probe {
+    static func valid(_ count: Int) -> String {
+        Data((0..<count).map { UInt8(truncatingIfNeeded: $0 &* 37 &+ 11) }).base64EncodedString()
+    }
+}
