@@ -56,7 +56,7 @@ extension BurrowNode {
             fetched.append(try await fetchKeyPackage(for: invitee, timeout: timeout))
         }
         guard !fetched.isEmpty else { throw NodeError.invalidInput("name at least one key to add") }
-        return try await commit(id, timeout: timeout, invitees: fetched) { group, now, rng in
+        return try await commit(id, timeout: timeout, invitees: fetched, intent: .add(fetched.map(\.keyPackage.identity))) { group, now, rng in
             try group.addMembers(fetched.map(\.keyPackage), committer: self.publicKey, now: now, using: &rng)
         }
     }
@@ -64,7 +64,7 @@ extension BurrowNode {
     /// Removes members (admins only).
     public func removeMembers(_ groupText: String, keys: [PublicKey], timeout: Duration) async throws -> GroupView {
         let id = try await catchUp(groupText, timeout: timeout)
-        return try await commit(id, timeout: timeout) { group, now, rng in
+        return try await commit(id, timeout: timeout, intent: .remove(unique(keys))) { group, now, rng in
             try group.removeMembers(self.unique(keys), committer: self.publicKey, now: now, using: &rng)
         }
     }
@@ -72,7 +72,7 @@ extension BurrowNode {
     /// Renames the group and/or changes its description (admins only).
     public func updateGroup(_ groupText: String, name: String?, description: String?, timeout: Duration) async throws -> GroupView {
         let id = try await catchUp(groupText, timeout: timeout)
-        return try await commit(id, timeout: timeout) { group, now, rng in
+        return try await commit(id, timeout: timeout, intent: .rename(name: name, description: description)) { group, now, rng in
             var data = group.data
             if let name { data.name = name }
             if let description { data.description = description }
@@ -83,7 +83,7 @@ extension BurrowNode {
     /// Adds and removes admins (admins only; every admin must be a member; never zero admins).
     public func changeAdmins(_ groupText: String, add: [PublicKey], remove: [PublicKey], timeout: Duration) async throws -> GroupView {
         let id = try await catchUp(groupText, timeout: timeout)
-        return try await commit(id, timeout: timeout) { group, now, rng in
+        return try await commit(id, timeout: timeout, intent: .admins(add: add, remove: remove)) { group, now, rng in
             let members = Set(group.members)
             for key in add where !members.contains(key) { throw NodeError.invalidInput("\(key.hex) is not a member") }
             var admins = Set(group.admins)
@@ -152,7 +152,7 @@ extension BurrowNode {
 
     /// Makes a commit on the stored group, stores it pending with its welcomes, publishes it,
     /// merges it once a relay accepted it (clears it otherwise), then sends the welcomes.
-    func commit(_ id: [UInt8], timeout: Duration, invitees: [InviteeKeyPackage] = [],
+    func commit(_ id: [UInt8], timeout: Duration, invitees: [InviteeKeyPackage] = [], intent: CommitIntent? = nil,
                 _ make: (inout MarmotGroup, Int64, inout SystemRandomNumberGenerator) throws -> MarmotGroup.PendingCommitEvent)
         async throws -> GroupView
     {
@@ -173,6 +173,7 @@ extension BurrowNode {
             try loaded.save(tx)
             let urls = relayURLs(for: loaded.group, ours: ours)
             try tx.processedEvents.mark(eventID: pending.event.id.bytes, outcome: "own commit", at: now)
+            if let intent { try tx.settings.set(CommitIntent.key(pending.event.id), intent.json) }
             try tx.outbox.insert(OutboxEntry(eventID: pending.event.id.bytes, mlsGroupID: id, purpose: "commit",
                                              json: pending.event.jsonString, relays: urls, createdAt: now))
             for (wrap, wrapURLs) in wraps {

@@ -28,6 +28,7 @@ extension BurrowNode {
         try await syncGroups(ids, timeout: timeout, report: &report)
         await flushOutbox(timeout: timeout)
         await fetchProfileNames(timeout: timeout)
+        pruneIntents()
         do { try store.checkpoint() } catch { logger.warning("WAL checkpoint failed", metadata: ["error": "\(error)"]) }
         return report
     }
@@ -143,6 +144,7 @@ extension BurrowNode {
             let events = try await fetchEvents(filter, from: urls, timeout: timeout)
             let changed = processGroupEvents(events, report: &report)
             await commitOwedProposals(timeout: timeout, report: &report)
+            await retryLostIntents(timeout: timeout, report: &report)
             pendingIDs = changed
         }
     }
@@ -269,8 +271,12 @@ extension BurrowNode {
                     }
                 case .proposalToCommit, .proposalKept:
                     break
-                case .commit(let summary, _):
+                case .commit(let summary, let replaced):
                     epochChanged = true
+                    // Our own commit lost the epoch: its intent is applied again after this sync.
+                    if let lost = replaced?.eventID, let intent = try tx.settings.get(CommitIntent.key(lost)) {
+                        try tx.settings.set(CommitIntent.retryKey(row.mlsGroupID, lost), intent)
+                    }
                     if summary.removedSelf { loaded.row.state = loaded.row.state == .leaving ? .left : .removed }
                     if loaded.group.nostrGroupID != row.nostrGroupID { renamed = row.mlsGroupID }
                 }
@@ -317,6 +323,57 @@ extension BurrowNode {
                 report.updates.append(.group(view))
             } catch {
                 logger.warning("could not commit a received proposal", metadata: ["error": "\(Self.describe(error))"])
+            }
+        }
+    }
+
+    /// Applies again, on top of the winning branch, what our commits that lost a race meant to
+    /// do — what still applies: members not yet added, still to remove, a name not yet set.
+    func retryLostIntents(timeout: Duration, report: inout SyncReport) async {
+        guard let entries = try? store.transaction({ try $0.settings.all(prefix: "retry:") }) else { return }
+        for (key, json) in entries {
+            _ = try? store.transaction { try $0.settings.delete(key) }
+            let parts = key.split(separator: ":")
+            guard parts.count == 3, let intent = CommitIntent(json: json), let id = try? Hex.decode(String(parts[1])),
+                  let current = try? store.transaction({ try loadGroup(mlsGroupID: id, in: $0) }),
+                  current.row.state == .active, current.group.isAdmin(publicKey) else { continue }
+            let members = Set(current.group.members)
+            let idHex = Hex.encode(id)
+            do {
+                let view: GroupView?
+                switch intent {
+                case .add(let keys):
+                    let missing = keys.filter { !members.contains($0) }
+                    view = missing.isEmpty ? nil : try await addMembers(idHex, keys: missing, timeout: timeout)
+                case .remove(let keys):
+                    let present = keys.filter { members.contains($0) }
+                    view = present.isEmpty ? nil : try await removeMembers(idHex, keys: present, timeout: timeout)
+                case .rename(let name, let description):
+                    let data = current.group.data
+                    view = (name ?? data.name) == data.name && (description ?? data.description) == data.description ? nil
+                        : try await updateGroup(idHex, name: name, description: description, timeout: timeout)
+                case .admins(let add, let remove):
+                    let admins = Set(current.group.admins)
+                    let todo = add.contains { !admins.contains($0) } || remove.contains { admins.contains($0) }
+                    view = todo ? try await changeAdmins(idHex, add: add.filter(members.contains), remove: remove, timeout: timeout) : nil
+                }
+                if let view { report.updates.append(.group(view)) }
+                logger.info("re-applied a change whose commit lost its epoch", metadata: ["intent": "\(json)"])
+            } catch {
+                report.fail("", "could not re-apply a change whose commit lost its epoch (\(json)): \(Self.describe(error))")
+            }
+        }
+    }
+
+    /// Forgets the intents of commits that can no longer lose (out of every group's snapshots).
+    func pruneIntents() {
+        _ = try? store.transaction { tx in
+            var live = Set<String>()
+            for group in try tx.groups.list() {
+                for snapshot in try tx.snapshots.list(mlsGroupID: group.mlsGroupID) { live.insert(Hex.encode(snapshot.commitEventID)) }
+            }
+            for (key, _) in try tx.settings.all(prefix: "intent:") where !live.contains(String(key.dropFirst("intent:".count))) {
+                try tx.settings.delete(key)
             }
         }
     }

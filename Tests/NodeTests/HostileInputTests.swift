@@ -181,6 +181,93 @@ final class HostileInputTests: XCTestCase {
     }
 }
 
+/// A commit of ours that loses its epoch is rolled back and its intent applied again on top
+/// of the winner; a member whose missed commits fell out of the 45-day window is told so.
+final class LostCommitTests: XCTestCase {
+    var relay: RelayProcess!
+    var homes: [URL] = []
+    var nodes: [BurrowNode] = []
+    let timeout: Duration = .seconds(5)
+
+    override func setUp() async throws {
+        relay = try await RelayProcess.start(RelayProcess.Options(notesPerMinute: 10_000))
+    }
+
+    override func tearDown() async throws {
+        for node in nodes {
+            await node.closeConnections()
+            node.close()
+        }
+        relay?.stop()
+        for home in homes { try? FileManager.default.removeItem(at: home) }
+    }
+
+    func node() throws -> BurrowNode {
+        let home = try makeShortHome()
+        homes.append(home)
+        try FileManager.default.removeItem(at: home)
+        let node = try BurrowNode.initialize(home: home, passphrase: Array("lost".utf8), kdfMemoryMiB: 8, importing: nil)
+        nodes.append(node)
+        try node.addRelays([relay.url])
+        return node
+    }
+
+    func testOwnLosingRenameIsRolledBackAndAppliedAgain() async throws {
+        let alice = try node(), bob = try node()
+        _ = try await bob.publishKeyPackage(timeout: timeout)
+        let created = try await alice.createGroup(name: "Start", description: "", invitees: [bob.publicKey], admins: [bob.publicKey],
+                                                  timeout: timeout)
+        _ = try await bob.sync(timeout: timeout)
+        _ = try await bob.acceptInvite(try XCTUnwrap(try bob.invites().first).id, timeout: timeout)
+        let id = try Hex.decode(created.mlsGroupID)
+
+        // Both admins commit at epoch 1 without seeing each other; Bob's is older, so it wins.
+        let mine = try await alice.commit(id, timeout: timeout, intent: .rename(name: "Alice's", description: nil)) { group, now, rng in
+            var data = group.data
+            data.name = "Alice's"
+            return try group.updateData(data, committer: alice.publicKey, now: now, using: &rng)
+        }
+        XCTAssertEqual(mine.epoch, 2)
+        _ = try await bob.commit(id, timeout: timeout) { group, now, rng in
+            var data = group.data
+            data.name = "Bob's"
+            return try group.updateData(data, committer: bob.publicKey, now: now - 10, using: &rng)
+        }
+
+        // Alice rolls back to Bob's branch, then renames again on top of it.
+        _ = try await alice.sync(timeout: timeout)
+        let afterAlice = try alice.group(created.mlsGroupID)
+        XCTAssertEqual(afterAlice.name, "Alice's")
+        XCTAssertEqual(afterAlice.epoch, 3)
+        _ = try await bob.sync(timeout: timeout)
+        let afterBob = try bob.group(created.mlsGroupID)
+        XCTAssertEqual(afterBob.name, "Alice's")
+        XCTAssertEqual(afterBob.epoch, 3)
+        _ = try await bob.chat(created.mlsGroupID, text: "same branch", timeout: timeout)
+        _ = try await alice.sync(timeout: timeout)
+        XCTAssertTrue(try alice.messages(created.mlsGroupID, limit: nil).contains { $0.text == "same branch" })
+    }
+
+    func testMissedCommitsPastTheWindowMarkTheGroupStale() async throws {
+        let alice = try node(), bob = try node()
+        _ = try await bob.publishKeyPackage(timeout: timeout)
+        let created = try await alice.createGroup(name: "Window", description: "", invitees: [bob.publicKey], admins: [], timeout: timeout)
+        _ = try await bob.sync(timeout: timeout)
+        _ = try await bob.acceptInvite(try XCTUnwrap(try bob.invites().first).id, timeout: timeout)
+        let nostrID = try Hex.decode(created.nostrGroupID)
+        var rng = SystemRandomNumberGenerator()
+        // A commit older than 45 days (refused), and what came after it (unplaceable).
+        let old = try Event.sign(kind: MarmotKind.groupEvent, content: StrictBase64Probe.valid(200), tags: [["h", created.nostrGroupID]],
+                                 createdAt: BurrowNode.now() - 50 * 86_400, keys: Keys.generate(using: &rng), rng: &rng)
+        let later = try Event.sign(kind: MarmotKind.groupEvent, content: StrictBase64Probe.valid(300), tags: [["h", Hex.encode(nostrID)]],
+                                   createdAt: BurrowNode.now() + 5, keys: Keys.generate(using: &rng), rng: &rng)
+        var report = SyncReport()
+        bob.processGroupEvents([old, later], report: &report)
+        XCTAssertTrue(report.errors.contains { $0.reason.contains("re-add") }, "\(report.errors)")
+        XCTAssertEqual(try bob.group(created.mlsGroupID).state, "stale")
+    }
+}
+
 /// Base64 of `count` random-looking bytes (valid encoding, meaningless content).
 enum StrictBase64Probe {
     static func valid(_ count: Int) -> String {

@@ -272,6 +272,12 @@ public struct SettingsRepository {
         try transaction.connection().queryFirst("SELECT value FROM settings WHERE key = ?", [.text(key)]) { $0.text(0) } ?? nil
     }
 
+    /// Every entry whose key starts with `prefix`, by key.
+    public func all(prefix: String) throws -> [(key: String, value: String)] {
+        try transaction.connection().query("SELECT key, value FROM settings WHERE substr(key, 1, ?) = ? ORDER BY key",
+                                           [.int(prefix.utf8.count), .text(prefix)]) { ($0.text(0) ?? "", $0.text(1) ?? "") }
+    }
+
     public func delete(_ key: String) throws {
         try transaction.connection().execute("DELETE FROM settings WHERE key = ?", [.text(key)])
     }
