@@ -141,12 +141,53 @@ extension BurrowNode {
             let since = active.map(\.row.syncSince).min().map { max(0, $0 - Self.groupEventMargin) }
             let filter = Filter(kinds: [MarmotKind.groupEvent], since: since, tags: ["h": active.map { Hex.encode($0.row.nostrGroupID) }])
             for group in active { fetchedFor.insert(group.row.nostrGroupID) }
-            let events = try await fetchEvents(filter, from: urls, timeout: timeout)
-            let changed = processGroupEvents(events, report: &report)
+            let changed = try await catchUp(filter, from: urls, timeout: timeout, report: &report)
             await commitOwedProposals(timeout: timeout, report: &report)
             await retryLostIntents(timeout: timeout, report: &report)
             pendingIDs = changed
         }
+    }
+
+    /// At most this many group events are fetched and handled at once while catching up.
+    static let catchUpBatch = 1000
+
+    /// Fetches and processes group events oldest first in time windows that hold at most
+    /// `catchUpBatch` events (a window with more is halved), so a member back from weeks
+    /// offline catches up on thousands of events in bounded memory, with progress on stderr.
+    /// Held events carry over to the next window; what is still held at the end is reported.
+    func catchUp(_ filter: Filter, from urls: [String], timeout: Duration, report: inout SyncReport) async throws -> [[UInt8]] {
+        let end = Self.now() + GroupEvent.defaultMaxFutureSkew
+        var start = filter.since ?? 0
+        var width = max(1, end - start + 1)
+        var changed: [[UInt8]] = []
+        var held: [Event] = []
+        var total = 0
+        var windows = 0
+        while start <= end {
+            var window = filter
+            window.since = start
+            window.until = min(end, start + width - 1)
+            // One more than a batch says "too many here": the window is halved and fetched again.
+            window.limit = width > 1 ? Self.catchUpBatch + 1 : nil
+            let events = try await fetchEvents(window, from: urls, timeout: timeout)
+            if events.count > Self.catchUpBatch, width > 1 {
+                width = max(1, width / 2)
+                continue
+            }
+            largestCatchUpBatch = max(largestCatchUpBatch, events.count)
+            let (windowChanged, stillHeld) = processGroupEvents(held + events, report: &report, keepHeld: true)
+            for id in windowChanged where !changed.contains(id) { changed.append(id) }
+            held = stillHeld
+            total += events.count
+            windows += 1
+            if !events.isEmpty, windows > 1 || total >= Self.catchUpBatch {
+                logger.info("catching up", metadata: ["group_events": "\(total)", "through": "\(window.until ?? end)"])
+            }
+            start = (window.until ?? end) + 1
+            if events.count < Self.catchUpBatch / 4 { width = min(width * 2, max(1, end - start + 1)) }
+        }
+        if !held.isEmpty { processGroupEvents(held, report: &report) }
+        return changed
     }
 
     /// Processes group events in created_at order (then id), holding those that cannot be

@@ -18,6 +18,8 @@ public final class BurrowNode {
     let pools = PoolCache()
     /// Live group events that could not be placed yet (`run` retries them as others arrive).
     var liveHeld: [Event] = []
+    /// The most group events a catch-up window held (tests check the bound).
+    var largestCatchUpBatch = 0
 
     init(home: URL, store: BurrowStore, keys: Keys, logger: Logger) {
         self.home = home

@@ -248,6 +248,31 @@ final class LostCommitTests: XCTestCase {
         XCTAssertTrue(try alice.messages(created.mlsGroupID, limit: nil).contains { $0.text == "same branch" })
     }
 
+    /// Back after a long absence: thousands of events are caught up in order, each once, in
+    /// windows of at most `catchUpBatch` events.
+    func testCatchUpOnThousandsOfEventsInBoundedWindows() async throws {
+        let alice = try node(), bob = try node()
+        _ = try await bob.publishKeyPackage(timeout: timeout)
+        let created = try await alice.createGroup(name: "Busy", description: "", invitees: [bob.publicKey], admins: [], timeout: timeout)
+        _ = try await bob.sync(timeout: timeout)
+        _ = try await bob.acceptInvite(try XCTUnwrap(try bob.invites().first).id, timeout: timeout)
+        let count = 2_500
+        for index in 0..<count {
+            _ = try await alice.send(try Hex.decode(created.mlsGroupID), rumor: {
+                try InnerEvent.chat("message \(index)", author: alice.publicKey, createdAt: $0)
+            }, timeout: timeout)
+        }
+        let report = try await bob.sync(timeout: timeout)
+        XCTAssertEqual(report.messages, count)
+        XCTAssertTrue(report.errors.isEmpty, "\(report.errors.prefix(3))")
+        XCTAssertLessThanOrEqual(bob.largestCatchUpBatch, BurrowNode.catchUpBatch)
+        let texts = try bob.messages(created.mlsGroupID, limit: nil).compactMap(\.text)
+        XCTAssertEqual(texts.count, count)
+        XCTAssertEqual(Set(texts).count, count)
+        let again = try await bob.sync(timeout: timeout)
+        XCTAssertEqual(again.messages, 0)
+    }
+
     func testMissedCommitsPastTheWindowMarkTheGroupStale() async throws {
         let alice = try node(), bob = try node()
         _ = try await bob.publishKeyPackage(timeout: timeout)

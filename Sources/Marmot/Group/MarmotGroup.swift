@@ -103,7 +103,8 @@ public struct MarmotGroup: Sendable {
         var mls = try MLSGroup.create(
             groupID: rng.randomBytes(16), credential: MarmotProfile.credential(for: creator),
             signer: SignaturePrivateKey.generate(using: &rng), capabilities: MarmotProfile.capabilities,
-            lifetime: .standard(from: UInt64(max(0, now))), groupContextExtensions: extensions, using: &rng)
+            lifetime: .standard(from: UInt64(max(0, now))), groupContextExtensions: extensions,
+            configuration: MarmotProfile.configuration, using: &rng)
         guard !invitees.isEmpty else { return (try MarmotGroup(mls: mls), []) }
         let output = try mls.addMembers(invitees.map(\.keyPackage), using: &rng)
         try mls.mergePendingCommit()
@@ -115,7 +116,7 @@ public struct MarmotGroup: Sendable {
     /// Joins from a verified Welcome rumor with the KeyPackage it names. The group must carry
     /// Nostr Group Data.
     public static func join(welcome: VerifiedWelcomeRumor, keyPackage: KeyPackageBundle) throws -> MarmotGroup {
-        try MarmotGroup(mls: MLSGroup.join(welcome: welcome.welcome, keyPackage: keyPackage))
+        try MarmotGroup(mls: MLSGroup.join(welcome: welcome.welcome, keyPackage: keyPackage, configuration: MarmotProfile.configuration))
     }
 
     // MARK: Incoming group events

@@ -7,6 +7,16 @@ public enum MarmotProfile {
     /// Our BasicCredential: the 32 raw bytes of the x-only Nostr key (never hex text).
     public static func credential(for identity: PublicKey) -> Credential { .basic(identity: identity.bytes) }
 
+    /// MDK's group configuration (5 past epochs, forward distance 1000), except that a receiver
+    /// here keeps keys for up to 1000 out-of-order generations instead of 100: a backlog read
+    /// from relays is ordered by created_at, and a busy second can hold hundreds of one
+    /// sender's messages in any order. Receiver-only; nothing on the wire changes.
+    public static var configuration: GroupConfiguration {
+        var configuration = GroupConfiguration.default
+        configuration.senderRatchet = SenderRatchetConfiguration(outOfOrderTolerance: 1000, maximumForwardDistance: 1000)
+        return configuration
+    }
+
     /// Leaf capabilities: the non-default extensions MDK lists (last_resort, 0xF2EE) and SelfRemove.
     public static var capabilities: Capabilities {
         Capabilities(extensions: KeyPackageEvent.extensions, proposals: KeyPackageEvent.proposals)
