@@ -273,6 +273,44 @@ final class LostCommitTests: XCTestCase {
         XCTAssertEqual(again.messages, 0)
     }
 
+    /// Of three relays, one serves forged copies of the group's events and one missed them
+    /// (stale): the truthful one decides, every message arrives once, the forgeries never
+    /// reach the pipeline.
+    func testALyingAndAStaleRelayAreOutvoted() async throws {
+        let alice = try node(), bob = try node()
+        _ = try await bob.publishKeyPackage(timeout: timeout)
+        let created = try await alice.createGroup(name: "Relays", description: "", invitees: [bob.publicKey], admins: [], timeout: timeout)
+        _ = try await bob.sync(timeout: timeout)
+        _ = try await bob.acceptInvite(try XCTUnwrap(try bob.invites().first).id, timeout: timeout)
+        for index in 1...3 { _ = try await alice.chat(created.mlsGroupID, text: "truth \(index)", timeout: timeout) }
+
+        let events = try await alice.fetchEvents(Filter(kinds: [MarmotKind.groupEvent], tags: ["h": [created.nostrGroupID]]),
+                                                 from: [relay.url], timeout: timeout)
+        let genuine = try XCTUnwrap(events.first)
+        let forged = genuine.jsonString.replacingOccurrences(of: "\"content\":\"", with: "\"content\":\"AAAA")
+        var steps: [[String: Any]] = []
+        for _ in 0..<12 {
+            steps += [["await": "REQ"], ["text": "[\"EVENT\",\"%SUB%\",\(forged)]"], ["text": "[\"EOSE\",\"%SUB%\"]"]]
+        }
+        let script = FileManager.default.temporaryDirectory.appendingPathComponent("burrow-liar-\(UUID().uuidString).json")
+        try JSONSerialization.data(withJSONObject: steps).write(to: script)
+        defer { try? FileManager.default.removeItem(at: script) }
+        let liar = try PeerProcess(executable: Fixtures.venvPython,
+                                   arguments: [Fixtures.peerScript("hostile_ws.py").path, "--script", script.path, "--lifetime", "120"])
+        defer { liar.stop() }
+        let liarURL = String(try await liar.waitForLine(prefix: "READY ", timeout: .seconds(20)).dropFirst("READY ".count))
+        let stale = try await RelayProcess.start(RelayProcess.Options(notesPerMinute: 10_000))
+        defer { stale.stop() }
+        try bob.addRelays([stale.url, liarURL])
+
+        let report = try await bob.sync(timeout: timeout)
+        XCTAssertTrue(report.errors.isEmpty, "\(report.errors)")
+        XCTAssertEqual(report.messages, 3)
+        let texts = try bob.messages(created.mlsGroupID, limit: nil).compactMap(\.text)
+        XCTAssertEqual(texts.filter { $0.hasPrefix("truth") }.sorted(), ["truth 1", "truth 2", "truth 3"])
+        XCTAssertTrue(liar.lines.contains { $0.hasPrefix("RECV [\"REQ\"") }, "the lying relay was asked")
+    }
+
     func testMissedCommitsPastTheWindowMarkTheGroupStale() async throws {
         let alice = try node(), bob = try node()
         _ = try await bob.publishKeyPackage(timeout: timeout)
