@@ -78,11 +78,17 @@ struct LocationsCommand: BurrowCommand {
     @OptionGroup var globals: GlobalOptions
     @OptionGroup var freshness: SyncFlag
     @Argument(help: "The group.") var group: String
+    @Option(help: "Also write an SVG map of the members' last locations to this file.") var svg: String?
 
     func execute() async throws -> CommandOutput {
-        let locations = try await NodeOpener.with(globals) { node in
+        let (locations, name) = try await NodeOpener.with(globals) { node in
             try await freshness.apply(node, globals)
-            return try node.locations(group)
+            return (try node.locations(group), try node.group(group).name)
+        }
+        if let svg {
+            do { try LocationMap.svg(locations, title: name).write(toFile: svg, atomically: true, encoding: .utf8) } catch {
+                throw CLIError(.invalid_input, "cannot write the map to \(svg)")
+            }
         }
         let human = locations.isEmpty ? "(no locations)" : locations.map {
             "\($0.name ?? String($0.member.prefix(12))): \($0.payload.latitude), \($0.payload.longitude) ±\($0.payload.accuracy) m at \($0.payload.timestamp)\($0.stale ? " (stale)" : "")"
