@@ -96,6 +96,22 @@ extension BurrowNode {
         }
     }
 
+    /// Changes the group's relays (admins only; at least one must remain). Members follow the
+    /// new list from the next sync; the node resubscribes.
+    public func changeRelays(_ groupText: String, add: [String], remove: [String], timeout: Duration) async throws -> GroupView {
+        let adds = try add.map(Self.relayURL)
+        let removes = try remove.map(Self.relayURL)
+        let id = try await catchUp(groupText, timeout: timeout)
+        return try await commit(id, timeout: timeout) { group, now, rng in
+            var relays = group.data.relays.filter { !removes.contains($0) }
+            for url in adds where !relays.contains(url) { relays.append(url) }
+            guard !relays.isEmpty else { throw NodeError.invalidInput("a group needs at least one relay") }
+            var data = group.data
+            data.relays = relays
+            return try group.updateData(data, committer: self.publicKey, now: now, using: &rng)
+        }
+    }
+
     /// Refreshes our leaf with a new signature key (any member may).
     public func selfUpdate(_ groupText: String, timeout: Duration) async throws -> GroupView {
         let id = try await catchUp(groupText, timeout: timeout)

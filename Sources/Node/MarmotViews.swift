@@ -11,8 +11,23 @@ public struct GroupView: Sendable, Equatable {
     public let members: [String]
     public let admins: [String]
     public let relays: [String]
-    /// `pending`, `active`, `leaving`, `left`, `removed` (or `declined`).
+    /// `pending`, `active`, `leaving`, `left`, `removed` (or `declined`, `stale`).
     public let state: String
+
+    /// A group with anyone else whose relays are all loopback addresses reaches nobody else: a
+    /// relay URL is written into the group data, so it must be one every member can reach.
+    public var reachabilityWarning: String? {
+        guard members.count > 1, !relays.isEmpty, relays.allSatisfy(Self.isLoopback) else { return nil }
+        return "this group's relays (\(relays.joined(separator: ", "))) are reachable only on this machine, so members elsewhere "
+            + "receive nothing: add a relay every member can reach — your home server's LAN address (burrow relay add ws://192.168.x.y:7447) "
+            + "or public relays (burrow relay add --public) — and put it in the group with `burrow group relays GROUP --add URL`"
+    }
+
+    static func isLoopback(_ url: String) -> Bool {
+        guard let host = url.split(separator: "/", omittingEmptySubsequences: true).dropFirst().first else { return false }
+        let name = host.hasPrefix("[") ? String(host.prefix { $0 != "]" }) + "]" : String(host.split(separator: ":").first ?? "")
+        return name == "localhost" || name.hasPrefix("127.") || name == "[::1]"
+    }
 }
 
 /// A validated Welcome awaiting consent.

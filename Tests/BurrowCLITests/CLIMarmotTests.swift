@@ -289,4 +289,32 @@ final class CLIMarmotTests: XCTestCase {
         let members = try XCTUnwrap((try alice.ok(["group", "show", gid])["group"] as? [String: Any])?["members"] as? [String])
         XCTAssertEqual(Set(members), [try alice.pubkey, b])
     }
+
+    /// Loopback-only relays in a group with others get a warning; `relay add --public` adds the
+    /// listed public relays only when asked; `group relays` changes the group's relays and
+    /// members follow.
+    func testRelayReachabilityWarningsAndGroupRelays() async throws {
+        let alice = try makeHome("alice"), bob = try makeHome("bob")
+        let created = try alice.ok(["group", "create", "Local", "--invite", try bob.pubkey])
+        let warnings = try XCTUnwrap(created["warnings"] as? [String])
+        XCTAssertEqual(warnings.count, 1)
+        XCTAssertTrue(warnings[0].contains("--public"), warnings[0])
+        let gid = try XCTUnwrap((created["group"] as? [String: Any])?["nostr_group_id"] as? String)
+        XCTAssertEqual(try XCTUnwrap(try alice.ok(["group", "create", "Solo"])["warnings"] as? [String]), [])
+
+        let carol = Home(test: self, name: "carol")
+        try carol.ok(["init", "--kdf-memory-mib", "8"])
+        let relays = try XCTUnwrap(try carol.ok(["relay", "add", "--public"])["relays"] as? [String])
+        XCTAssertEqual(relays, ["wss://relay.damus.io", "wss://nos.lol", "wss://relay.primal.net"])
+
+        _ = try join(bob)
+        let second = try await RelayProcess.start(RelayProcess.Options(notesPerMinute: 10_000))
+        defer { second.stop() }
+        let changed = try XCTUnwrap(try alice.ok(["group", "relays", gid, "--add", second.url])["group"] as? [String: Any])
+        XCTAssertEqual(Set(try XCTUnwrap(changed["relays"] as? [String])), [relay.url, second.url])
+        try bob.fails(["group", "relays", gid, "--remove", relay.url], "not_admin")
+        try bob.ok(["sync"])
+        XCTAssertEqual(Set(try XCTUnwrap(try bob.group(gid)["relays"] as? [String])), [relay.url, second.url])
+        try alice.fails(["group", "relays", gid, "--remove", relay.url, "--remove", second.url], "invalid_input")
+    }
 }

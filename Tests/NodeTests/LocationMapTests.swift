@@ -32,3 +32,21 @@ final class LocationMapTests: XCTestCase {
         XCTAssertTrue(LocationMap.svg([], title: "Empty").contains("no locations shared yet"))
     }
 }
+
+final class PublicRelaysTests: XCTestCase {
+    /// The list in the program is the one kept in Relays/public-relays.txt.
+    func testListMatchesTheRelaysFolder() throws {
+        let file = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+            .appendingPathComponent("Relays/public-relays.txt")
+        let lines = try String(contentsOf: file, encoding: .utf8).split(separator: "\n").map { $0.trimmingCharacters(in: .whitespaces) }
+            .filter { !$0.isEmpty && !$0.hasPrefix("#") }
+        XCTAssertEqual(lines, PublicRelays.list)
+    }
+
+    func testLoopbackDetection() {
+        for url in ["ws://127.0.0.1:7447", "ws://localhost:7447", "ws://[::1]:7447", "ws://127.1.2.3"] {
+            XCTAssertTrue(GroupView.isLoopback(url), url)
+        }
+        for url in ["ws://192.168.1.10:7447", "wss://relay.damus.io", "ws://10.0.0.1"] { XCTAssertFalse(GroupView.isLoopback(url), url) }
+    }
+}

@@ -15,9 +15,9 @@ struct PublishCommand: BurrowCommand {
 
     func execute() async throws -> CommandOutput {
         let parsedTags = try tags.map(Self.parseTag)
-        let node = try NodeOpener.open(globals)
-        defer { node.close() }
-        let (event, results) = try await node.publish(kind: kind, content: content, tags: parsedTags, timeout: globals.timeoutDuration)
+        let (event, results) = try await NodeOpener.with(globals) {
+            try await $0.publish(kind: kind, content: content, tags: parsedTags, timeout: globals.timeoutDuration)
+        }
         if !results.contains(where: \.accepted) {
             let reasons = results.map { "\($0.url): \($0.error.map { "\($0)" } ?? $0.message)" }.joined(separator: "; ")
             let code: CLIError.Code
@@ -58,9 +58,7 @@ struct FetchCommand: BurrowCommand {
         do { parsed = try Filter(json: Array(filter.utf8)) } catch {
             throw CLIError(.invalid_input, "not a NIP-01 filter: \(error)")
         }
-        let node = try NodeOpener.open(globals)
-        defer { node.close() }
-        let events = try await node.fetch(parsed, timeout: globals.timeoutDuration)
+        let events = try await NodeOpener.with(globals) { try await $0.fetch(parsed, timeout: globals.timeoutDuration) }
         return CommandOutput(
             fields: [("events", .array(events.map { .raw($0.jsonString) }))],
             human: events.map(\.jsonString).joined(separator: "\n")

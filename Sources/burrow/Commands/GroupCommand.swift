@@ -5,10 +5,19 @@ import Node
 struct GroupCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "group", abstract: "Create and manage Marmot groups.",
-        subcommands: [Create.self, Add.self, Remove.self, Rename.self, Admins.self, List.self, Show.self, Requests.self, SelfUpdate.self])
+        subcommands: [Create.self, Add.self, Remove.self, Rename.self, Admins.self, Relays.self, List.self, Show.self, Requests.self,
+                      SelfUpdate.self])
 
     static func output(_ view: GroupView) -> CommandOutput {
         CommandOutput(fields: [("group", MarmotOutput.group(view))], human: MarmotOutput.groupText(view))
+    }
+
+    /// For commands that bring others in: the group plus a `warnings` list (also on stderr).
+    static func outputWarning(_ view: GroupView, json: Bool) -> CommandOutput {
+        let warnings = [view.reachabilityWarning].compactMap { $0 }
+        if !json { for warning in warnings { Console.err("warning: \(warning)") } }
+        return CommandOutput(fields: [("group", MarmotOutput.group(view)), ("warnings", .array(warnings.map { .string($0) }))],
+                             human: MarmotOutput.groupText(view))
     }
 
     struct Create: BurrowCommand {
@@ -22,10 +31,10 @@ struct GroupCommand: AsyncParsableCommand {
         func execute() async throws -> CommandOutput {
             let invitees = try KeyArgument.publicKeys(invites)
             let adminKeys = try KeyArgument.publicKeys(admins)
-            return GroupCommand.output(try await NodeOpener.with(globals) {
+            return GroupCommand.outputWarning(try await NodeOpener.with(globals) {
                 try await $0.createGroup(name: name, description: description, invitees: invitees, admins: adminKeys,
                                          timeout: globals.timeoutDuration)
-            })
+            }, json: globals.json)
         }
     }
 
@@ -37,9 +46,9 @@ struct GroupCommand: AsyncParsableCommand {
 
         func execute() async throws -> CommandOutput {
             let parsed = try KeyArgument.publicKeys(keys)
-            return GroupCommand.output(try await NodeOpener.with(globals) {
+            return GroupCommand.outputWarning(try await NodeOpener.with(globals) {
                 try await $0.addMembers(group, keys: parsed, timeout: globals.timeoutDuration)
-            })
+            }, json: globals.json)
         }
     }
 
@@ -85,6 +94,21 @@ struct GroupCommand: AsyncParsableCommand {
             return GroupCommand.output(try await NodeOpener.with(globals) {
                 try await $0.changeAdmins(group, add: adds, remove: removes, timeout: globals.timeoutDuration)
             })
+        }
+    }
+
+    struct Relays: BurrowCommand {
+        static let configuration = CommandConfiguration(commandName: "relays", abstract: "Change the group's relays (admins only).")
+        @OptionGroup var globals: GlobalOptions
+        @Argument(help: "The group.") var group: String
+        @Option(name: .customLong("add"), help: "A relay to add (repeatable).") var add: [String] = []
+        @Option(name: .customLong("remove"), help: "A relay to remove (repeatable).") var remove: [String] = []
+
+        func execute() async throws -> CommandOutput {
+            guard !add.isEmpty || !remove.isEmpty else { throw CLIError(.invalid_input, "give --add or --remove") }
+            return GroupCommand.outputWarning(try await NodeOpener.with(globals) {
+                try await $0.changeRelays(group, add: add, remove: remove, timeout: globals.timeoutDuration)
+            }, json: globals.json)
         }
     }
 

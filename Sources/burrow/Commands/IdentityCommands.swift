@@ -54,9 +54,7 @@ struct WhoamiCommand: BurrowCommand {
     @OptionGroup var globals: GlobalOptions
 
     func execute() async throws -> CommandOutput {
-        let node = try NodeOpener.open(globals)
-        defer { node.close() }
-        return try IdentityOutput.of(node, verb: nil)
+        try await NodeOpener.with(globals) { try IdentityOutput.of($0, verb: nil) }
     }
 }
 

@@ -12,14 +12,17 @@ struct RelayCommand: AsyncParsableCommand {
     struct Add: BurrowCommand {
         static let configuration = CommandConfiguration(commandName: "add", abstract: "Add relays (ws:// or wss://).")
         @OptionGroup var globals: GlobalOptions
-        @Argument(help: "Relay URLs.") var urls: [String]
+        @Argument(help: "Relay URLs.") var urls: [String] = []
+        @Flag(name: .customLong("public"), help: "Add the public relays listed in Relays/public-relays.txt (never added silently).")
+        var publicRelays = false
 
-        func validate() throws { if urls.isEmpty { throw ValidationError("name at least one relay URL") } }
+        func validate() throws {
+            if urls.isEmpty && !publicRelays { throw ValidationError("name at least one relay URL, or --public") }
+        }
 
         func execute() async throws -> CommandOutput {
-            let node = try NodeOpener.open(globals)
-            defer { node.close() }
-            return RelayCommand.output(try node.addRelays(urls))
+            let all = urls + (publicRelays ? PublicRelays.list : [])
+            return RelayCommand.output(try await NodeOpener.with(globals) { try $0.addRelays(all) })
         }
     }
 
@@ -29,9 +32,7 @@ struct RelayCommand: AsyncParsableCommand {
         @Argument(help: "Relay URL.") var url: String
 
         func execute() async throws -> CommandOutput {
-            let node = try NodeOpener.open(globals)
-            defer { node.close() }
-            return RelayCommand.output(try node.removeRelay(url))
+            RelayCommand.output(try await NodeOpener.with(globals) { try $0.removeRelay(url) })
         }
     }
 
@@ -40,9 +41,7 @@ struct RelayCommand: AsyncParsableCommand {
         @OptionGroup var globals: GlobalOptions
 
         func execute() async throws -> CommandOutput {
-            let node = try NodeOpener.open(globals)
-            defer { node.close() }
-            return RelayCommand.output(try node.relays())
+            RelayCommand.output(try await NodeOpener.with(globals) { try $0.relays() })
         }
     }
 
