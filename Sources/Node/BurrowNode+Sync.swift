@@ -322,6 +322,7 @@ extension BurrowNode {
                     if loaded.group.nostrGroupID != row.nostrGroupID { renamed = row.mlsGroupID }
                 }
                 loaded.row.syncSince = max(loaded.row.syncSince, event.createdAt)
+                loaded.group.dropSnapshots(committedBefore: now - MarmotGroup.snapshotTTL)
                 try loaded.save(tx)
                 try tx.processedEvents.mark(eventID: event.id.bytes, outcome: "processed", at: now)
                 if epochChanged { updates.append(.group(loaded.view)) }

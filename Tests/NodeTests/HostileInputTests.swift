@@ -311,6 +311,27 @@ final class LostCommitTests: XCTestCase {
         XCTAssertTrue(liar.lines.contains { $0.hasPrefix("RECV [\"REQ\"") }, "the lying relay was asked")
     }
 
+    /// Retention: five rollback snapshots and five past epochs at most; after a sync the
+    /// write-ahead log is checkpointed and truncated (no stale copies of deleted secrets).
+    func testRetentionWindowsAndTruncatedLog() async throws {
+        let alice = try node(), bob = try node()
+        _ = try await bob.publishKeyPackage(timeout: timeout)
+        let created = try await alice.createGroup(name: "Keep", description: "", invitees: [bob.publicKey], admins: [], timeout: timeout)
+        for _ in 0..<8 { _ = try await alice.selfUpdate(created.mlsGroupID, timeout: timeout) }
+        let id = try Hex.decode(created.mlsGroupID)
+        let (snapshots, retained) = try alice.store.transaction { tx in
+            (try tx.snapshots.list(mlsGroupID: id), try alice.loadGroup(mlsGroupID: id, in: tx).group.mls.retainedEpochs)
+        }
+        XCTAssertEqual(snapshots.count, MarmotGroup.snapshotRetention)
+        XCTAssertEqual(snapshots.map(\.epoch), [4, 5, 6, 7, 8])
+        XCTAssertLessThanOrEqual(retained.count, 6)
+        XCTAssertEqual(retained.max(), 9)
+        _ = try await alice.sync(timeout: timeout)
+        let wal = alice.home.appendingPathComponent("store.db-wal")
+        let size = (try? FileManager.default.attributesOfItem(atPath: wal.path)[.size] as? NSNumber)?.intValue ?? 0
+        XCTAssertEqual(size, 0, "the log was truncated")
+    }
+
     func testMissedCommitsPastTheWindowMarkTheGroupStale() async throws {
         let alice = try node(), bob = try node()
         _ = try await bob.publishKeyPackage(timeout: timeout)

@@ -56,6 +56,15 @@ public struct MarmotGroup: Sendable {
         self.snapshots = Array(snapshots.suffix(Self.snapshotRetention))
     }
 
+    /// MDK's snapshot TTL: snapshots of commits older than a week are dropped (a competing
+    /// commit that late would be refused as too old anyway on most members).
+    public static let snapshotTTL: Int64 = 7 * 24 * 60 * 60
+
+    /// Forgets snapshots of commits made before `time` (their secrets go with them).
+    public mutating func dropSnapshots(committedBefore time: Int64) {
+        snapshots.removeAll { $0.order.createdAt < time }
+    }
+
     private mutating func record(_ point: RollbackPoint) {
         snapshots.append(point)
         if snapshots.count > Self.snapshotRetention { snapshots.removeFirst(snapshots.count - Self.snapshotRetention) }
