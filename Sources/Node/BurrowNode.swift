@@ -70,7 +70,15 @@ public final class BurrowNode {
 
     // MARK: Relays
 
-    public func relays() throws -> [String] { try store.relays().map(\.url) }
+    /// The embedded relay's address: the relays of a node with none configured.
+    public static let embeddedRelay = "ws://127.0.0.1:7447"
+
+    /// The configured relays, or the embedded relay when none is configured (`burrow run`
+    /// starts it when nothing listens there).
+    public func relays() throws -> [String] {
+        let configured = try store.relays().map(\.url)
+        return configured.isEmpty ? [Self.embeddedRelay] : configured
+    }
 
     /// Adds relays (validated and normalized); returns the configured list.
     @discardableResult

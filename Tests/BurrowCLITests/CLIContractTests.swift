@@ -36,7 +36,7 @@ final class CLIContractTests: XCTestCase {
         XCTAssertEqual(pubkey.count, 64)
         XCTAssertEqual(pubkey, pubkey.lowercased())
         XCTAssertTrue((created["npub"] as? String)?.hasPrefix("npub1") ?? false)
-        XCTAssertEqual(created["relays"] as? [String], [])
+        XCTAssertEqual(created["relays"] as? [String], ["ws://127.0.0.1:7447"], "the embedded relay until one is added")
 
         // Global options after or before the subcommand, passphrase from the environment.
         let who = try burrow(["--json", "--home", home.path, "whoami"], env: ["BURROW_PASSPHRASE": "correct horse battery staple"])
