@@ -8,7 +8,7 @@ PIP_PACKAGES := mdk-python==0.8.0 nostr-sdk==0.45.1 nostr-relay==1.14 noiseproto
 # Tests run in release with -enable-testing so one build serves tests, the CLI tests and benchmarks.
 SWIFT_RELEASE := -c release -Xswiftc -enable-testing
 
-.PHONY: setup setup-system setup-python build build-tests test bench clean-venv
+.PHONY: setup setup-system setup-python build build-tests test bench demo clean-venv
 
 setup: setup-system setup-python
 
@@ -25,8 +25,13 @@ setup-python:
 	@$(PY) -m pip install -q --disable-pip-version-check $(PIP_PACKAGES)
 	@$(PY) scripts/patch_mdk.py
 
+# The same flags as the tests, so `make build`, `make demo` and `make test` share one build.
 build: setup-system
-	swift build -c release --product burrow
+	swift build $(SWIFT_RELEASE) --product burrow
+
+# A family's day on this machine with the embedded relay: a transcript and Docs/demo-map.svg.
+demo: build
+	BURROW_BIN=$(CURDIR)/.build/release/burrow scripts/demo.sh
 
 build-tests: setup-system
 	swift build $(SWIFT_RELEASE) --build-tests
