@@ -11,6 +11,7 @@ let package = Package(
     products: [
         .executable(name: "burrow", targets: ["burrow"]),
         .executable(name: "burrow-bench", targets: ["burrow-bench"]),
+        .executable(name: "burrow-relay", targets: ["burrow-relay"]),
         .library(name: "Nostr", targets: ["Nostr"]),
         .library(name: "MLS", targets: ["MLS"]),
     ],
@@ -21,6 +22,8 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-nio-ssl.git", from: "2.37.6"),
         .package(url: "https://github.com/apple/swift-log.git", from: "1.16.2"),
         .package(url: "https://github.com/hummingbird-project/hummingbird-websocket.git", from: "2.8.1"),
+        .package(url: "https://github.com/hummingbird-project/hummingbird.git", from: "2.28.1"),
+        .package(url: "https://github.com/swift-server/swift-service-lifecycle.git", from: "2.13.0"),
     ],
     targets: [
         // C shims over Debian's libraries.
@@ -93,6 +96,29 @@ let package = Package(
             swiftSettings: swift5
         ),
 
+        // The relay (Relays/): a NIP-01 server library and its program.
+        .target(
+            name: "RelayServer",
+            dependencies: [
+                "Nostr", "CSQLCipher",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HummingbirdWebSocket", package: "hummingbird-websocket"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            path: "Relays/RelayServer",
+            swiftSettings: swift5
+        ),
+        .executableTarget(
+            name: "burrow-relay",
+            dependencies: [
+                "RelayServer", .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            path: "Relays/burrow-relay",
+            swiftSettings: swift5
+        ),
+
         // Tests. TestSupport locates fixtures and starts third-party peers for the suites.
         .target(name: "TestSupport", path: "Tests/TestSupport", swiftSettings: swift5),
         .testTarget(name: "NostrTests", dependencies: ["TestSupport", "Nostr"], swiftSettings: swift5),
@@ -110,6 +136,15 @@ let package = Package(
         .testTarget(
             name: "InteropTests",
             dependencies: ["TestSupport", "Nostr", "RelayClient", "Node"],
+            swiftSettings: swift5
+        ),
+        .testTarget(
+            name: "RelayServerTests",
+            dependencies: [
+                "RelayServer", "Nostr", "RelayClient", "TestSupport",
+                .product(name: "HummingbirdWSClient", package: "hummingbird-websocket"),
+            ],
+            path: "Tests/RelayServerTests",
             swiftSettings: swift5
         ),
         .testTarget(name: "BurrowCLITests", dependencies: ["TestSupport", "Nostr"], swiftSettings: swift5),

@@ -1,0 +1,134 @@
+/// How a relay listens, what it keeps and how much it lets each client do.
+///
+/// Every field has a default suited to a family relay on one machine or a home server; a JSON
+/// file (`RelayServerConfiguration(jsonFile:)`) may set any subset, with the same snake_case
+/// names as Relays/README.md lists, and unknown keys are refused so a typo is not silently
+/// ignored. `validated()` checks ranges before the relay starts.
+public struct RelayServerConfiguration: Sendable, Equatable {
+    /// Address to listen on: loopback by default; a LAN address (or 0.0.0.0) for a home server.
+    public var host: String = "127.0.0.1"
+    /// TCP port (0 picks a free one; `RunningRelay.url` tells which).
+    public var port: Int = 7447
+    /// Directory holding the relay's own database (never a node's encrypted home: the relay
+    /// holds other people's events). Created if missing.
+    public var dataDirectory: String = "burrow-relay-data"
+    /// URLs clients reach this relay by (e.g. `wss://relay.home.example` behind a TLS proxy),
+    /// accepted in NIP-42 `relay` tags besides the listening address itself.
+    public var publicURLs: [String] = []
+    public var information = Information()
+    public var limits = Limits()
+    public var auth = AuthPolicy()
+    /// Per-kind retention: events of these kinds older than the age are refused and purged.
+    public var retention: [RetentionRule] = []
+    /// Period of the purge of expired (NIP-40) and past-retention events.
+    public var purgeIntervalSeconds: Int = 60
+
+    public init() {}
+
+    /// The NIP-11 fields an operator may set.
+    public struct Information: Sendable, Equatable {
+        public var name: String = "burrow-relay"
+        public var description: String = "A small private relay for a family's Burrow and Marmot groups."
+        /// The operator's public key (hex), if they want to be reachable.
+        public var pubkey: String?
+        /// Another way to reach the operator (an email or URL).
+        public var contact: String?
+
+        public init() {}
+    }
+
+    /// Size, count and rate limits. Rates are token buckets: up to the per-minute count at
+    /// once, refilled evenly over a minute.
+    public struct Limits: Sendable, Equatable {
+        /// Largest event accepted, as the bytes of its JSON (default 256 KiB: commits and
+        /// welcomes of big groups are large). The WebSocket frame limit is twice this.
+        public var maxEventBytes: Int = 256 * 1024
+        /// Open subscriptions per connection.
+        public var maxSubscriptions: Int = 50
+        /// Filters in one REQ.
+        public var maxFilters: Int = 20
+        /// Values in one filter (ids + authors + kinds + every tag value), at most 900.
+        public var maxFilterValues: Int = 500
+        /// Stored events returned per filter: the default and the cap of `limit`.
+        public var queryLimit: Int = 500
+        /// Simultaneous WebSocket connections; more are told so and closed.
+        public var maxConnections: Int = 512
+        /// EVENT messages per minute on one connection.
+        public var eventsPerMinute: Int = 600
+        /// Events per minute signed by one key, across connections.
+        public var eventsPerMinutePerKey: Int = 600
+        /// REQ messages per minute on one connection.
+        public var requestsPerMinute: Int = 600
+        /// How far in the future created_at may be.
+        public var maxFutureSeconds: Int = 900
+        /// Messages waiting to be written to one client; a client that falls further behind
+        /// is disconnected rather than buffered without bound.
+        public var outboundQueue: Int = 10_000
+
+        public init() {}
+    }
+
+    /// Whether clients must authenticate (NIP-42) before writing or reading anything at all.
+    /// Gift wraps (kind 1059) always need it: they are served only to their recipient.
+    public struct AuthPolicy: Sendable, Equatable {
+        public var write: Bool = false
+        public var read: Bool = false
+
+        public init() {}
+    }
+
+    public struct RetentionRule: Sendable, Equatable {
+        public var kinds: [Int]
+        public var maxAgeSeconds: Int
+
+        public init(kinds: [Int], maxAgeSeconds: Int) {
+            self.kinds = kinds
+            self.maxAgeSeconds = maxAgeSeconds
+        }
+    }
+
+    /// The WebSocket frame/message ceiling: twice the event limit, so a somewhat oversized
+    /// event is read and refused with a reason; anything larger ends the connection.
+    public var maxMessageBytes: Int { limits.maxEventBytes * 2 }
+
+    /// The largest retention age that applies to `kind`, if any rule names it (the smallest
+    /// age wins when several do).
+    public func maxAge(ofKind kind: Int) -> Int? {
+        retention.filter { $0.kinds.contains(kind) }.map(\.maxAgeSeconds).min()
+    }
+
+    /// The configuration with every value checked, or the first problem found.
+    public func validated() throws -> RelayServerConfiguration {
+        func require(_ condition: Bool, _ why: @autoclosure () -> String) throws {
+            if !condition { throw RelayServerError.invalidConfiguration(why()) }
+        }
+        try require(!host.isEmpty, "host is empty")
+        try require((0...65_535).contains(port), "port \(port) is not 0…65535")
+        try require(!dataDirectory.isEmpty, "data_directory is empty")
+        try require((1024...(64 << 20)).contains(limits.maxEventBytes), "limits.max_event_bytes must be 1024…67108864")
+        try require((1...1000).contains(limits.maxSubscriptions), "limits.max_subscriptions must be 1…1000")
+        try require((1...200).contains(limits.maxFilters), "limits.max_filters must be 1…200")
+        try require((1...900).contains(limits.maxFilterValues), "limits.max_filter_values must be 1…900")
+        try require((1...100_000).contains(limits.queryLimit), "limits.query_limit must be 1…100000")
+        try require((1...1_000_000).contains(limits.maxConnections), "limits.max_connections must be 1…1000000")
+        try require(limits.eventsPerMinute >= 1, "limits.events_per_minute must be at least 1")
+        try require(limits.eventsPerMinutePerKey >= 1, "limits.events_per_minute_per_key must be at least 1")
+        try require(limits.requestsPerMinute >= 1, "limits.requests_per_minute must be at least 1")
+        try require(limits.maxFutureSeconds >= 0, "limits.max_future_seconds must not be negative")
+        try require(limits.outboundQueue >= 16, "limits.outbound_queue must be at least 16")
+        try require((1...86_400).contains(purgeIntervalSeconds), "purge_interval_seconds must be 1…86400")
+        for rule in retention {
+            try require(!rule.kinds.isEmpty, "a retention rule names no kinds")
+            try require(rule.kinds.allSatisfy { (0...65_535).contains($0) }, "a retention rule names a kind outside 0…65535")
+            try require(rule.maxAgeSeconds >= 1, "retention max_age_seconds must be at least 1")
+        }
+        if let pubkey = information.pubkey {
+            try require(pubkey.utf8.count == 64 && pubkey.utf8.allSatisfy { ($0 >= 0x30 && $0 <= 0x39) || ($0 >= 0x61 && $0 <= 0x66) },
+                        "info.pubkey is not 64 lowercase hex digits")
+        }
+        for url in publicURLs {
+            try require(url.hasPrefix("ws://") || url.hasPrefix("wss://"), "public_urls entry \(url) is not a ws:// or wss:// URL")
+        }
+        return self
+    }
+}
