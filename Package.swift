@@ -85,7 +85,7 @@ let package = Package(
         .executableTarget(
             name: "burrow",
             dependencies: [
-                "Node", "Conformance", "Marmot", "MLS", "Nostr",
+                "Node", "Conformance", "Marmot", "MLS", "Nostr", "RelayServer",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             swiftSettings: swift5

@@ -39,7 +39,9 @@ KID="$(bj kid whoami | field '["pubkey"]')"
 printf '  relays: %s (the embedded default)\n' "$(bj mum relay list | field '["relays"]')"
 
 say "Mum's node runs: it starts the embedded relay and serves her other commands"
-b mum run --json > "$WORK/mum-run.log" 2>"$WORK/mum-run.err" &
+# Started directly (not through a shell function) so $! is the burrow process itself.
+"$BIN" --home "$WORK/mum" --passphrase-file "$WORK/pass" --timeout 10 run --json --relay-data "$WORK/relay" \
+    > "$WORK/mum-run.log" 2>"$WORK/mum-run.err" < /dev/null &
 RUN_PID=$!
 for _ in $(seq 1 100); do
     grep -q '"type":"ready"' "$WORK/mum-run.log" 2>/dev/null && break
@@ -82,6 +84,7 @@ say "They chat"
 bj mum chat Family "Dinner at 7, everyone?" > /dev/null; step 'chat Family "Dinner at 7, everyone?"   (mum)'
 bj dad sync > /dev/null; bj dad chat Family "I'll bring bread." > /dev/null; step "chat Family \"I'll bring bread.\"   (dad)"
 bj kid sync > /dev/null; bj kid chat Family "Can I bring a friend?" > /dev/null; step 'chat Family "Can I bring a friend?"   (kid)'
+bj mum sync > /dev/null
 
 say "The kid leaves the group (a leave request, and an MLS SelfRemove the others commit)"
 step "leave Family   (kid)"

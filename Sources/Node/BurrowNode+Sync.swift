@@ -490,7 +490,7 @@ extension BurrowNode {
         guard let members = try? store.transaction({ tx in
             try tx.groups.list().filter { $0.state == .active || $0.state == .leaving }.map { try LoadedGroup($0) }.flatMap(\.group.members)
         }) else { return }
-        let keys = unique(members.filter { $0 != publicKey })
+        let keys = unique(members + [publicKey])
         guard !keys.isEmpty, let urls = try? relays(),
               let events = try? await fetchEvents(Filter(authors: keys, kinds: [0]), from: urls, timeout: timeout) else { return }
         for event in events.sorted(by: Self.createdAtOrder) {

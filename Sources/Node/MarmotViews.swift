@@ -84,7 +84,7 @@ public enum NodeUpdate: Sendable {
     case invite(InviteView)
     case error(SyncIssue)
     /// `run` is connected and serving (its first line).
-    case ready(pubkey: String, socket: String)
+    case ready(pubkey: String, socket: String, embeddedRelay: String?)
 }
 
 /// What a sync did.

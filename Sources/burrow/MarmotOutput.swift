@@ -1,3 +1,4 @@
+import Foundation
 import Marmot
 import Node
 
@@ -63,11 +64,21 @@ enum MarmotOutput {
 
     static func messageText(_ m: MessageView) -> String {
         let who = m.senderName ?? String(m.sender.prefix(12))
-        if let text = m.text { return "[\(m.createdAt)] \(who): \(text)" }
-        if let l = m.location { return "[\(m.createdAt)] \(who) is at \(l.latitude), \(l.longitude) (±\(l.accuracy) m)" }
-        if m.kind == MarmotKind.leaveRequest { return "[\(m.createdAt)] \(who) asks to leave the group" }
-        if let r = m.reaction { return "[\(m.createdAt)] \(who) reacted \(r.emoji) to \(r.target.hex.prefix(12))" }
-        return "[\(m.createdAt)] \(who) kind \(m.kind): \(m.content)"
+        let at = "[\(time(m.createdAt))]"
+        if let text = m.text { return "\(at) \(who): \(text)" }
+        if let l = m.location { return "\(at) \(who) is at \(l.latitude), \(l.longitude) (±\(l.accuracy) m)" }
+        if m.kind == MarmotKind.leaveRequest { return "\(at) \(who) asks to leave the group" }
+        if let r = m.reaction { return "\(at) \(who) reacted \(r.emoji) to \(r.target.hex.prefix(12))" }
+        return "\(at) \(who) kind \(m.kind): \(m.content)"
+    }
+
+    /// Unix seconds as `YYYY-MM-DD HH:MM:SS` UTC, for people.
+    static func time(_ seconds: Int64) -> String {
+        var t = time_t(seconds)
+        var parts = tm()
+        gmtime_r(&t, &parts)
+        return String(format: "%04d-%02d-%02d %02d:%02d:%02d", parts.tm_year + 1900, parts.tm_mon + 1, parts.tm_mday,
+                      parts.tm_hour, parts.tm_min, parts.tm_sec)
     }
 
     static func locationEntry(_ l: LocationView) -> JSONOutput {
@@ -96,8 +107,9 @@ enum MarmotOutput {
             return .object([("type", .string("invite"))] + fields)
         case .error(let e):
             return .object([("type", .string("error")), ("event_id", .string(e.eventID)), ("reason", .string(e.reason))])
-        case .ready(let pubkey, let socket):
-            return .object([("type", .string("ready")), ("pubkey", .string(pubkey)), ("socket", .string(socket))])
+        case .ready(let pubkey, let socket, let relay):
+            return .object([("type", .string("ready")), ("pubkey", .string(pubkey)), ("socket", .string(socket)),
+                            ("embedded_relay", relay.map { .string($0) } ?? .null)])
         }
     }
 }

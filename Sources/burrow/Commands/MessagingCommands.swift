@@ -91,7 +91,7 @@ struct LocationsCommand: BurrowCommand {
             }
         }
         let human = locations.isEmpty ? "(no locations)" : locations.map {
-            "\($0.name ?? String($0.member.prefix(12))): \($0.payload.latitude), \($0.payload.longitude) ±\($0.payload.accuracy) m at \($0.payload.timestamp)\($0.stale ? " (stale)" : "")"
+            "\($0.name ?? String($0.member.prefix(12))): \($0.payload.latitude), \($0.payload.longitude) ±\($0.payload.accuracy) m at \(MarmotOutput.time($0.payload.timestamp))\($0.stale ? " (stale)" : "")"
         }.joined(separator: "\n")
         return CommandOutput(fields: [("locations", .array(locations.map(MarmotOutput.locationEntry)))], human: human)
     }

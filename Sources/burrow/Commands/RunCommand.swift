@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import Node
+import RelayServer
 
 /// `burrow run`: stays connected, processes live, serves other commands over the home's
 /// control socket, and prints one line per event (JSON lines with `--json`).
@@ -12,6 +13,8 @@ struct RunCommand: AsyncRunnable {
     var selfUpdatePeriod: Int64 = BurrowNode.defaultSelfUpdatePeriod
     @Option(name: .customLong("maintenance-interval"), help: "Seconds between upkeep runs (KeyPackage renewal, self-updates).")
     var maintenanceInterval: Double = 60
+    @Option(name: .customLong("relay-data"), help: "Data directory of the embedded relay (default: $XDG_DATA_HOME/burrow-relay).")
+    var relayData: String?
 
     mutating func runAsync() async throws {
         do {
@@ -44,7 +47,13 @@ struct RunCommand: AsyncRunnable {
         let emit: @Sendable (NodeUpdate) -> Void = { update in
             Console.out(json ? MarmotOutput.update(update).serialized : RunCommand.text(update))
         }
-        emit(.ready(pubkey: node.publicKey.hex, socket: server.socketPath))
+        let relay: RunningRelay?
+        do { relay = try await EmbeddedRelay.startIfNeeded(relays: try node.relays(), dataDirectory: relayData) } catch {
+            await server.close()
+            node.close()
+            throw error
+        }
+        emit(.ready(pubkey: node.publicKey.hex, socket: server.socketPath, embeddedRelay: relay?.url))
         let options = LiveOptions(timeout: globals.timeoutDuration, selfUpdatePeriod: selfUpdatePeriod,
                                   maintenanceInterval: .milliseconds(Int64(maintenanceInterval * 1000)))
         let live = Task { try await node.runLive(gate: gate, options: options, emit: emit) }
@@ -52,6 +61,7 @@ struct RunCommand: AsyncRunnable {
         defer { signals.stop() }
         let outcome = await live.result
         await server.close()
+        await relay?.close()
         await node.closeConnections()
         node.close()
         if case .failure(let error) = outcome, !(error is CancellationError) { throw error }
@@ -63,7 +73,8 @@ struct RunCommand: AsyncRunnable {
         case .group(let g): return "group \(g.name) is now at epoch \(g.epoch) [\(g.state)]"
         case .invite(let i): return MarmotOutput.inviteText(i)
         case .error(let e): return "skipped \(e.eventID): \(e.reason)"
-        case .ready(let pubkey, let socket): return "running as \(pubkey), serving \(socket)"
+        case .ready(let pubkey, let socket, let relay):
+            return "running as \(pubkey), serving \(socket)" + (relay.map { ", embedded relay on \($0)" } ?? "")
         }
     }
 }

@@ -1,0 +1,44 @@
+import Foundation
+import TestSupport
+import XCTest
+
+/// `make demo`'s script against the built program: it exits 0, tells the family's day, draws
+/// the map, and leaves no relay or node running.
+final class DemoTests: XCTestCase {
+    func testDemoRunsCleanly() throws {
+        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+        let map = FileManager.default.temporaryDirectory.appendingPathComponent("burrow-demo-map-\(UUID().uuidString).svg")
+        defer { try? FileManager.default.removeItem(at: map) }
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/bin/bash")
+        process.arguments = [root.appendingPathComponent("scripts/demo.sh").path]
+        process.currentDirectoryURL = root
+        var environment = ProcessInfo.processInfo.environment
+        environment["BURROW_BIN"] = BurrowProcess.binary.path
+        environment["DEMO_MAP"] = map.path
+        process.environment = environment
+        let output = Pipe()
+        process.standardOutput = output
+        process.standardError = output
+        try process.run()
+        let data = output.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        let transcript = String(decoding: data, as: UTF8.self)
+        XCTAssertEqual(process.terminationStatus, 0, transcript)
+        for line in ["Dad: I'll bring bread.", "Sam: Can I bring a friend?", "Sam asks to leave the group", "kid: left",
+                     "members now: ['mum', 'dad']", "no process left running"] {
+            XCTAssertTrue(transcript.contains(line), "missing: \(line)\n\(transcript)")
+        }
+        let svg = try String(contentsOf: map, encoding: .utf8)
+        XCTAssertEqual(svg.components(separatedBy: "<path ").count - 1, 3, "three pins")
+        XCTAssertTrue(svg.contains(">Sam<") && svg.contains(">Mum<") && svg.contains(">Dad<"))
+        // Nothing listens on the embedded relay's port any more.
+        let probe = Process()
+        probe.executableURL = URL(fileURLWithPath: "/bin/bash")
+        probe.arguments = ["-c", "exec 3<>/dev/tcp/127.0.0.1/7447"]
+        probe.standardError = FileHandle.nullDevice
+        try probe.run()
+        probe.waitUntilExit()
+        XCTAssertNotEqual(probe.terminationStatus, 0, "the embedded relay stopped with burrow run")
+    }
+}
