@@ -23,7 +23,6 @@ enum RelayInformation {
             JSONMember("version", .string(version)),
             JSONMember("limitation", .object([
                 JSONMember("max_message_length", .integer(Int64(configuration.maxMessageBytes))),
-                JSONMember("max_content_length", .integer(Int64(limits.maxEventBytes))),
                 JSONMember("max_subscriptions", .integer(Int64(limits.maxSubscriptions))),
                 JSONMember("max_filters", .integer(Int64(limits.maxFilters))),
                 JSONMember("max_limit", .integer(Int64(limits.queryLimit))),

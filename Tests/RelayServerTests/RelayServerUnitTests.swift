@@ -146,6 +146,12 @@ final class RelayServerUnitTests: XCTestCase {
         let flood = Filter(tags: ["p": (0..<501).map { String($0) }])
         XCTAssertEqual(RequestAdmission.check([flood], authenticated: [], configuration: configuration).text?.hasPrefix("invalid:"), true)
 
+        var readAuth = configuration
+        readAuth.auth.read = true
+        XCTAssertEqual(RequestAdmission.check([Filter(kinds: [1])], authenticated: [], configuration: readAuth),
+                       .refuse(prefix: "auth-required", message: "this relay serves only authenticated clients", challenge: true))
+        XCTAssertEqual(RequestAdmission.check([Filter(kinds: [1])], authenticated: [me], configuration: readAuth), .accept(ephemeral: false))
+
         XCTAssertTrue(Visibility.canSee(kind: 1, tags: [], authenticated: []))
         XCTAssertFalse(Visibility.canSee(kind: 1059, tags: [["p", me.hex]], authenticated: []))
         XCTAssertTrue(Visibility.canSee(kind: 1059, tags: [["p", me.hex]], authenticated: [me.hex]))
