@@ -135,7 +135,7 @@ let package = Package(
         .testTarget(name: "ConformanceTests", dependencies: ["TestSupport", "Conformance", "Nostr", "MLS"], swiftSettings: swift5),
         .testTarget(
             name: "InteropTests",
-            dependencies: ["TestSupport", "Nostr", "RelayClient", "Node"],
+            dependencies: ["TestSupport", "Nostr", "RelayClient", "Node", "RelayServer"],
             swiftSettings: swift5
         ),
         .testTarget(

@@ -1,12 +1,18 @@
 import Foundation
+import RelayServer
 import TestSupport
 import XCTest
 
 /// Burrow (the real `burrow` program) and MDK 0.8.0 users (mdk-python, one process each) in
-/// the same family groups over rust-nostr's LocalRelay on 127.0.0.1, in both directions.
-final class MarmotNodeInteropTests: XCTestCase {
+/// the same family groups over a relay on 127.0.0.1, in both directions: the flows, run by the
+/// two classes at the end against rust-nostr's LocalRelay and against Burrow's own relay.
+class MarmotInteropFlows: XCTestCase {
     var root: URL!
-    var relay: RelayProcess!
+    var relay: RelayProcess?
+    /// Burrow's own relay, in-process, when a subclass asks for it instead of LocalRelay.
+    var burrowRelay: RunningRelay?
+    var relayURL: String { burrowRelay?.url ?? relay?.url ?? "" }
+    class var usesBurrowRelay: Bool { false }
     var peers: [MDKPeer] = []
     var passFile: String { root.appendingPathComponent("pass").path }
 
@@ -14,26 +20,38 @@ final class MarmotNodeInteropTests: XCTestCase {
         root = URL(fileURLWithPath: "/tmp").appendingPathComponent("bw-mdk-\(UUID().uuidString.prefix(8))")
         try FileManager.default.createDirectory(at: root, withIntermediateDirectories: true)
         try "interop passphrase".write(toFile: passFile, atomically: true, encoding: .utf8)
-        relay = try await RelayProcess.start(RelayProcess.Options(notesPerMinute: 10_000))
+        if Self.usesBurrowRelay {
+            var configuration = RelayServerConfiguration()
+            configuration.host = "127.0.0.1"
+            configuration.port = 0
+            configuration.dataDirectory = root.appendingPathComponent("relay-data").path
+            configuration.limits.eventsPerMinute = 100_000
+            configuration.limits.eventsPerMinutePerKey = 100_000
+            configuration.limits.requestsPerMinute = 100_000
+            burrowRelay = try await RunningRelay.start(configuration)
+        } else {
+            relay = try await RelayProcess.start(RelayProcess.Options(notesPerMinute: 10_000))
+        }
     }
 
     override func tearDown() async throws {
         for peer in peers { peer.terminate() }
         relay?.stop()
+        await burrowRelay?.close()
         try? FileManager.default.removeItem(at: root)
     }
 
     func mdk(_ name: String, kinds: [Int] = [30443]) async throws -> MDKPeer {
         let dir = root.appendingPathComponent(name)
         try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
-        let peer = try await MDKPeer.start(relay: relay, directory: dir)
+        let peer = try await MDKPeer.start(relays: [relayURL], directory: dir)
         peers.append(peer)
         _ = try await peer.publishKeyPackage(kinds: kinds)
         return peer
     }
 
     func burrow(_ name: String) throws -> BurrowHome {
-        try BurrowHome.create(in: root, name: name, relay: relay.url, passphraseFile: passFile)
+        try BurrowHome.create(in: root, name: name, relay: relayURL, passphraseFile: passFile)
     }
 
     func members(_ group: [String: Any]) -> Set<String> { Set(group["members"] as? [String] ?? []) }
@@ -42,7 +60,7 @@ final class MarmotNodeInteropTests: XCTestCase {
     /// side sends is read by the other; MDK promotes Burrow, which then adds an MDK user from a
     /// kind-443 KeyPackage, renames the group and removes a member; self-updates from both
     /// sides; a message MDK made five epochs earlier still opens at Burrow.
-    func testMDKCreatesAndBurrowJoins() async throws {
+    func flowMDKCreatesAndBurrowJoins() async throws {
         let alice = try await mdk("alice"), bob = try await mdk("bob"), carol = try await mdk("carol", kinds: [443])
         let home = try burrow("burrow")
         let me = try home.pubkey
@@ -156,7 +174,7 @@ final class MarmotNodeInteropTests: XCTestCase {
     /// Burrow creates the group and invites MDK users (30443 and 443 KeyPackages); an MDK
     /// member's SelfRemove leave converges with everyone auto-committing; Burrow, demoted from
     /// admin first, leaves and MDK completes its removal.
-    func testBurrowCreatesAndMDKJoins() async throws {
+    func flowBurrowCreatesAndMDKJoins() async throws {
         let alice = try await mdk("alice"), bob = try await mdk("bob", kinds: [443])
         let home = try burrow("burrow")
         let me = try home.pubkey
@@ -216,7 +234,7 @@ final class MarmotNodeInteropTests: XCTestCase {
 
     /// Burrow stops mid-conversation; MDK advances two epochs and keeps talking; Burrow's next
     /// sync catches up in order with nothing lost or doubled.
-    func testCatchUpAfterBeingAway() async throws {
+    func flowCatchUpAfterBeingAway() async throws {
         let alice = try await mdk("alice")
         let home = try burrow("burrow")
         let created = try await alice.createGroup(name: "Away", description: "", invitees: [try home.pubkey], admins: [alice.pubkey])
@@ -255,4 +273,21 @@ final class MarmotNodeInteropTests: XCTestCase {
         let aliceEpoch = try await alice.group(gid).epoch
         XCTAssertEqual(view["epoch"] as? Int, aliceEpoch)
     }
+}
+
+/// The same flows with Burrow's own relay (Relays/RelayServer, NIP-42 for gift wraps) instead
+/// of rust-nostr's LocalRelay: the node and MDK users get the same results.
+final class MarmotOnBurrowRelayTests: MarmotInteropFlows {
+    override class var usesBurrowRelay: Bool { true }
+
+    func testMDKCreatesAndBurrowJoins() async throws { try await flowMDKCreatesAndBurrowJoins() }
+    func testBurrowCreatesAndMDKJoins() async throws { try await flowBurrowCreatesAndMDKJoins() }
+    func testCatchUpAfterBeingAway() async throws { try await flowCatchUpAfterBeingAway() }
+}
+
+/// Against rust-nostr's LocalRelay.
+final class MarmotNodeInteropTests: MarmotInteropFlows {
+    func testMDKCreatesAndBurrowJoins() async throws { try await flowMDKCreatesAndBurrowJoins() }
+    func testBurrowCreatesAndMDKJoins() async throws { try await flowBurrowCreatesAndMDKJoins() }
+    func testCatchUpAfterBeingAway() async throws { try await flowCatchUpAfterBeingAway() }
 }

@@ -93,6 +93,18 @@ LIVE_SUBSCRIPTION = "mdk-peer-445-live"
 PAGE_PROBE = 100
 
 
+
+class KeyAuthenticator(ns.Authenticator):
+    """Signs NIP-42 kind-22242 events with the user's key (nostr-sdk calls it on AUTH)."""
+
+    def __init__(self, keys):
+        super().__init__()
+        self.keys = keys
+
+    async def make_auth_event(self, relay_url, challenge):
+        tags = [ns.Tag.parse(["relay", str(relay_url)]), ns.Tag.parse(["challenge", challenge])]
+        return ns.EventBuilder(ns.Kind(22242), "").tags(tags).finalize(self.keys)
+
 class Peer:
     def __init__(self):
         self.keys = None
@@ -254,7 +266,8 @@ class Peer:
             keys = ns.Keys(ns.SecretKey.parse(secret)) if secret else ns.Keys.generate()
         except Exception:
             raise RuntimeError("secret_key is not a valid secp256k1 secret key") from None
-        client = ns.Client()
+        # Authenticates (NIP-42) when a relay asks, e.g. before serving our gift wraps.
+        client = ns.ClientBuilder().authenticator(KeyAuthenticator(keys)).build()
         for url in relays:
             await client.add_relay(ns.RelayUrl.parse(url))
         output = await client.try_connect(timedelta(seconds=10))
@@ -576,6 +589,7 @@ def main():
     # One event loop for the whole process: nostr-sdk's futures and our live-arrival watcher run
     # on it between requests too. MDK is only ever called from this loop's thread.
     loop = asyncio.new_event_loop()
+    ns.uniffi_set_event_loop(loop)  # the NIP-42 authenticator is called back on this loop
     threading.Thread(target=loop.run_forever, daemon=True).start()
     _emit({
         "ok": True,
