@@ -41,6 +41,7 @@ test: setup build-tests
 
 bench: setup build-tests
 	swift build $(SWIFT_RELEASE) --product burrow-bench
+	swift build $(SWIFT_RELEASE) --product burrow-relay
 	BURROW_VENV=$(VENV) .build/release/burrow-bench | tee bench-results.md
 
 clean-venv:

@@ -92,7 +92,10 @@ let package = Package(
         ),
         .executableTarget(
             name: "burrow-bench",
-            dependencies: ["Nostr", "MLS", "Marmot", "Store", "CSecp256k1"],
+            dependencies: [
+                "Nostr", "MLS", "Marmot", "Store", "CSecp256k1", "RelayClient",
+                .product(name: "Logging", package: "swift-log"),
+            ],
             swiftSettings: swift5
         ),
 

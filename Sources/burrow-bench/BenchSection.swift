@@ -1,6 +1,6 @@
 import Foundation
 
-/// One part of `make bench` (Nostr, MLS and Marmot now; relay load later). A section measures
+/// One part of `make bench` (Nostr, MLS, Marmot, relay load). A section measures
 /// Burrow and, where one exists, a third-party implementation in the same run, and reports a
 /// markdown table. Add a section by conforming to this protocol and listing it in
 /// `BenchSections.all`; `--only NAME` then selects it.
@@ -12,7 +12,7 @@ protocol BenchSection {
 }
 
 enum BenchSections {
-    static let all: [BenchSection] = [NostrBench(), MLSBench(), MarmotBench()]
+    static let all: [BenchSection] = [NostrBench(), MLSBench(), MarmotBench(), RelayLoadBench()]
 }
 
 /// What a section produced: a table, notes printed under it, and problems (a missing peer, a
