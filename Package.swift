@@ -14,6 +14,8 @@ let package = Package(
         .executable(name: "burrow-relay", targets: ["burrow-relay"]),
         .library(name: "Nostr", targets: ["Nostr"]),
         .library(name: "MLS", targets: ["MLS"]),
+        // For the libFuzzer executables in Fuzz/ (a separate package: `make fuzz`).
+        .library(name: "FuzzTargets", targets: ["FuzzTargets"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-crypto.git", from: "3.12.3"),
@@ -122,6 +124,14 @@ let package = Package(
             swiftSettings: swift5
         ),
 
+        // Fuzz target entry points: run by libFuzzer (Fuzz/, `make fuzz`) and over the seed
+        // corpora by FuzzSmokeTests.
+        .target(
+            name: "FuzzTargets",
+            dependencies: ["MLS", "Nostr", "Marmot", "CSodium", .product(name: "Crypto", package: "swift-crypto")],
+            swiftSettings: swift5
+        ),
+
         // Tests. TestSupport locates fixtures and starts third-party peers for the suites.
         .target(name: "TestSupport", path: "Tests/TestSupport", swiftSettings: swift5),
         .testTarget(name: "NostrTests", dependencies: ["TestSupport", "Nostr"], swiftSettings: swift5),
@@ -151,5 +161,6 @@ let package = Package(
             swiftSettings: swift5
         ),
         .testTarget(name: "BurrowCLITests", dependencies: ["TestSupport", "Nostr"], swiftSettings: swift5),
+        .testTarget(name: "FuzzSmokeTests", dependencies: ["TestSupport", "FuzzTargets", "MLS", "Marmot", "Nostr"], swiftSettings: swift5),
     ]
 )
