@@ -2,6 +2,7 @@ import Foundation
 import MLS
 import Marmot
 import Nostr
+import RelayClient
 import Store
 
 /// Group lifecycle: create, add, remove, rename, admins, self-update, leave.
@@ -199,9 +200,7 @@ extension BurrowNode {
             return (pending, urls)
         }
         Failpoint.commitStored.check()
-        do {
-            try await publishAccepted(pending.event, to: urls, timeout: timeout)
-        } catch {
+        func clearUnpublished() throws {
             try store.transaction { tx in
                 var loaded = try loadGroup(mlsGroupID: id, in: tx)
                 loaded.group.clearPendingCommit()
@@ -209,7 +208,19 @@ extension BurrowNode {
                 try tx.outbox.setState(eventID: pending.event.id.bytes, .failed)
                 try tx.outbox.failDependents(of: pending.event.id.bytes)
             }
+        }
+        let results: [PublishResult]
+        do { results = try await pool(urls).publish(pending.event, timeout: timeout) } catch {
+            try clearUnpublished()
             throw error
+        }
+        guard results.contains(where: \.accepted) else {
+            // Only a refusal from every relay proves no relay holds the commit. A timeout or a
+            // dropped connection may have lost just the OK while a relay stored it and others
+            // apply it: then it stays pending like a commit interrupted by a crash, and the next
+            // sync or catch-up asks the relays whether to merge or clear it.
+            if results.allSatisfy({ $0.error == nil }) { try clearUnpublished() }
+            throw Self.publishFailure(results, eventID: pending.event.id)
         }
         Failpoint.commitPublished.check()
         let view = try store.transaction { tx -> GroupView in

@@ -116,6 +116,15 @@ extension BurrowNode {
         try tx.settings.get(Settings.needsReAdd(mlsGroupID)) != nil
     }
 
+    /// The public ratchet tree of GROUP at its current epoch.
+    public func ratchetTree(_ text: String) throws -> RatchetTreeView {
+        try store.transaction { tx in
+            let mls = try resolveGroup(text, in: tx).group.mls
+            return RatchetTreeView(epoch: mls.epoch, treeHash: Hex.encode(mls.ratchetTree.treeHash),
+                                   ratchetTree: Hex.encode(mls.ratchetTree.tlsSerialized))
+        }
+    }
+
     func loadGroup(mlsGroupID: [UInt8], in tx: StoreTransaction) throws -> LoadedGroup {
         guard let row = try tx.groups.get(mlsGroupID: mlsGroupID) else { throw NodeError.unknownGroup(Hex.encode(mlsGroupID)) }
         return try LoadedGroup(row, tx: tx)

@@ -41,6 +41,8 @@ extension BurrowNode {
         case Kind.giftWrap:
             handleGiftWrap(event, report: &report)
         case MarmotKind.groupEvent:
+            // A commit of ours whose OK was lost is settled first: the relays may hold it.
+            await recoverPendingCommits(timeout: timeout)
             let (changed, held) = processGroupEvents(liveHeld + [event], report: &report, keepHeld: true)
             liveHeld = Array(held.suffix(1000))
             resubscribe = !changed.isEmpty

@@ -30,6 +30,16 @@ public struct GroupView: Sendable, Equatable {
     }
 }
 
+/// The public ratchet tree of a group's current epoch, so members' views can be compared
+/// (MDK exposes the same serialization through `get_ratchet_tree_info`).
+public struct RatchetTreeView: Sendable, Equatable {
+    public let epoch: UInt64
+    /// RFC 9420 §7.8 tree hash of the root, as the GroupContext carries it (hex).
+    public let treeHash: String
+    /// The tree as the `ratchet_tree` extension serializes it (RFC 9420 §12.4.3.3), hex.
+    public let ratchetTree: String
+}
+
 /// A validated Welcome awaiting consent.
 public struct InviteView: Sendable, Equatable {
     /// The gift wrap's event id.

@@ -23,9 +23,10 @@ public final class MDKPeer: @unchecked Sendable {
     deinit { peer.terminate() }
 
     /// Starts a peer whose database lives in `directory` (created; must not hold a previous
-    /// peer's database) and connects it to `relays`.
+    /// peer's database) and connects it to `relays`. With `freshFetches` every fetch opens
+    /// connections of its own (for relays that keep cutting connections).
     public static func start(
-        relays: [String], directory: URL, secretKey: String? = nil, timeout: TimeInterval = 60
+        relays: [String], directory: URL, secretKey: String? = nil, freshFetches: Bool = false, timeout: TimeInterval = 60
     ) async throws -> MDKPeer {
         let queue = DispatchQueue(label: "MDKPeer")
         let box = try await run(on: queue) {
@@ -34,6 +35,7 @@ public final class MDKPeer: @unchecked Sendable {
         let peer = box.value
         var fields: [String: Any] = ["dir": directory.path, "relays": relays]
         if let secretKey { fields["secret_key"] = secretKey }
+        if freshFetches { fields["fresh_fetches"] = true }
         do {
             let response = try await run(on: queue) { Box(try peer.request("init", fields, timeout: timeout)) }
             return MDKPeer(peer: peer, pubkey: try response.value.string("pubkey"), queue: queue)
@@ -138,14 +140,59 @@ public final class MDKPeer: @unchecked Sendable {
         try await call("publish_event", ["event": event]).string("event_id")
     }
 
-    /// Reads Welcomes and every active group's kind-445 events from the relays and hands what is
-    /// new to MDK (see the script for ordering, auto-commits and retries).
-    public func sync(acceptWelcomes: Bool = true, timeout: TimeInterval = 60) async throws -> SyncReport {
-        let fields = try await call("sync", ["accept_welcomes": acceptWelcomes], timeout: timeout)
+    /// Reads Welcomes (unless `welcomes` is false) and every active group's kind-445 events from
+    /// the relays and hands what is new to MDK (see the script for ordering, auto-commits and
+    /// retries). `since` narrows the
+    /// fetch; `require` names kind-445 events known to exist: the peer fetches just those, until
+    /// all came, before MDK sees any (MDK 0.8.0 never reopens an event it could not place); those
+    /// that never came are in `missing`, and then nothing was processed.
+    public func sync(acceptWelcomes: Bool = true, welcomes: Bool = true, since: Int? = nil, require: [String] = [],
+                     timeout: TimeInterval = 90) async throws -> SyncReport {
+        var request: [String: Any] = ["accept_welcomes": acceptWelcomes, "welcomes": welcomes]
+        if let since { request["since"] = since }
+        if !require.isEmpty { request["require"] = require }
+        let fields = try await call("sync", request, timeout: timeout)
         return SyncReport(
             welcomes: try fields.objects("welcomes").map(Welcome.init),
             results: try fields.objects("results").map(ProcessResult.init),
-            messages: try fields.objects("messages").map(Message.init))
+            messages: try fields.objects("messages").map(Message.init),
+            missing: (fields.raw["missing"] as? [String]) ?? [])
+    }
+
+    /// Makes a commit MDK keeps pending, neither published nor merged (`publish(event:)`, then
+    /// `mergePendingCommit` or `clearPendingCommit`, decide its fate). Without `name`, a self-update.
+    public func stageCommit(group: String, name: String? = nil) async throws -> StagedCommit {
+        var request: [String: Any] = ["group": group, "action": name == nil ? "self_update" : "update_group_data"]
+        if let name { request["name"] = name }
+        let fields = try await call("stage_commit", request)
+        return StagedCommit(eventID: try fields.string("event_id"), event: try fields.string("event"),
+                            createdAt: try fields.int("created_at"))
+    }
+
+    /// Returns the epoch after merging.
+    @discardableResult
+    public func mergePendingCommit(group: String) async throws -> Int {
+        try await call("merge_pending_commit", ["group": group]).int("epoch")
+    }
+
+    /// Returns the epoch after clearing.
+    @discardableResult
+    public func clearPendingCommit(group: String) async throws -> Int {
+        try await call("clear_pending_commit", ["group": group]).int("epoch")
+    }
+
+    /// Events matching `filter` on `relays` (oldest first), through a client of their own: for
+    /// tests that play the network between relays.
+    public func relayFetch(relays: [String], filter: [String: Any]) async throws -> [String] {
+        try await call("relay_fetch", ["relays": relays, "filter": filter], timeout: 60).strings("events")
+    }
+
+    /// Publishes events of any author to `relays` (accepted or already held), for tests that
+    /// play the network between relays.
+    @discardableResult
+    public func relayPublish(relays: [String], events: [String]) async throws -> [String] {
+        guard !events.isEmpty else { return [] }
+        return try await call("relay_publish", ["relays": relays, "events": events], timeout: 120).strings("event_ids")
     }
 
     /// Accepts a Welcome a `sync(acceptWelcomes: false)` left pending; returns its MLS group id.
@@ -201,10 +248,19 @@ public final class MDKPeer: @unchecked Sendable {
         public let rumorID: String
     }
 
+    public struct StagedCommit: Sendable, Equatable {
+        public let eventID: String
+        /// The signed kind-445 event, JSON.
+        public let event: String
+        public let createdAt: Int
+    }
+
     public struct SyncReport: Sendable {
         public let welcomes: [Welcome]
         public let results: [ProcessResult]
         public let messages: [Message]
+        /// Required events that never came through (nothing was processed then).
+        public let missing: [String]
 
         /// Result kinds in processing order ("application", "commit", "proposal", …).
         public var kinds: [String] { results.map(\.kind) }

@@ -5,8 +5,8 @@ import Node
 struct GroupCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "group", abstract: "Create and manage Marmot groups.",
-        subcommands: [Create.self, Add.self, Remove.self, Rename.self, Admins.self, Relays.self, List.self, Show.self, Requests.self,
-                      SelfUpdate.self])
+        subcommands: [Create.self, Add.self, Remove.self, Rename.self, Admins.self, Relays.self, List.self, Show.self, Tree.self,
+                      Requests.self, SelfUpdate.self])
 
     static func output(_ view: GroupView) -> CommandOutput {
         CommandOutput(fields: [("group", MarmotOutput.group(view))], human: MarmotOutput.groupText(view))
@@ -148,6 +148,25 @@ struct GroupCommand: AsyncParsableCommand {
                 try await freshness.apply(node, globals)
                 return try node.group(group)
             })
+        }
+    }
+
+    struct Tree: BurrowCommand {
+        static let configuration = CommandConfiguration(
+            commandName: "tree", abstract: "Show the group's public ratchet tree (to compare members' views).")
+        @OptionGroup var globals: GlobalOptions
+        @OptionGroup var freshness: SyncFlag
+        @Argument(help: "The group.") var group: String
+
+        func execute() async throws -> CommandOutput {
+            let tree = try await NodeOpener.with(globals) { node in
+                try await freshness.apply(node, globals)
+                return try node.ratchetTree(group)
+            }
+            return CommandOutput(
+                fields: [("epoch", .int(Int64(clamping: tree.epoch))), ("tree_hash", .string(tree.treeHash)),
+                         ("ratchet_tree", .string(tree.ratchetTree))],
+                human: "epoch \(tree.epoch)\n  tree_hash    \(tree.treeHash)\n  ratchet_tree \(tree.ratchetTree.count / 2) bytes")
         }
     }
 

@@ -13,9 +13,13 @@ consulted), so peers and the node under test share those relays.
 
 Requests:
   ping                                          -> {}
-  init {dir, relays, secret_key?}               -> {pubkey}
+  init {dir, relays, secret_key?, fresh_fetches?: false}
+                                                -> {pubkey}
       dir: a fresh directory for this user's SQLCipher database (random key, kept in memory only).
       secret_key: the user's Nostr key (hex); generated when absent. Never echoed.
+      fresh_fetches: every fetch and publish opens connections of its own (for relays that keep
+      cutting connections: nostr-sdk may take a cut connection for a live one until a fetch or an
+      OK times out).
   publish_key_package {kinds?: [30443] | [443] | [30443, 443], protected?: false}
                                                 -> {event_ids: {"30443": id, "443": id, "10051": id, "10050": id}}
       One MDK KeyPackage signed as kind 30443 (MDK's `tags`) and/or 443 (`tags_legacy`), same content;
@@ -37,8 +41,9 @@ Requests:
   send {group, kind, content, tags?}            -> {event_id, rumor_id}
       rumor_id is MDK's own record of the message it created: the stored Message whose event_id
       is the published kind-445 id (get_messages); the peer does not recompute it.
-  sync {accept_welcomes?: true}                 -> {welcomes, results, messages}
-      1. Fetches {"kinds":[1059],"#p":[me]} (no since), unwraps each new wrapper, process_welcome,
+  sync {accept_welcomes?: true, welcomes?: true, since?, require?: [event ids]}
+                                                -> {welcomes, results, messages, missing}
+      1. Unless welcomes is false, fetches {"kinds":[1059],"#p":[me]} (no since), unwraps each new wrapper, process_welcome,
          and accept_welcome when asked (never for a group that is already active here).
          welcomes: [{wrapper_id, welcome_id, mls_group_id, nostr_group_id, group_name, welcomer,
          sender, member_count, accepted, already_active}] or [{wrapper_id, error}] for wrappers
@@ -58,6 +63,21 @@ Requests:
          | "pending_proposal" | "ignored_proposal" (+ reason) | "external_join_proposal"
          | "unprocessable" | "previously_failed" | "error" (+ error), retry?}]
          messages: [{rumor_id, event_id, sender, kind, content, created_at, tags, state}] newly read.
+      since: only group events from that created_at on (the fetch, not MDK, is narrowed).
+      require: ids of kind-445 events known to exist (one active group): MDK 0.8.0 records an event
+         it cannot open yet as failed for good, so instead of the group's events the peer fetches
+         those ids (again and again, up to 60 s) until each of them that it has not processed came
+         through; if some never do, nothing is processed and they are listed in `missing`.
+  stage_commit {group, action: "self_update" | "update_group_data", name?, description?, admins?, relays?}
+                                                -> {event_id, event, created_at}
+      Makes a commit and leaves it pending in MDK, neither published nor merged: the caller
+      publishes it (publish_event) when it likes, then merge_pending_commit or clear_pending_commit.
+  merge_pending_commit {group} / clear_pending_commit {group}
+                                                -> {epoch}
+  relay_fetch {relays, filter}                  -> {events: [event JSON]}  (oldest first)
+  relay_publish {relays, events: [event JSON]}  -> {event_ids}
+      Transport for tests that play the network between relays: a client of its own for `relays`,
+      any author's events, nothing recorded by this peer.
   accept_welcome {wrapper_id}                   -> {mls_group_id}  (a welcome kept pending by sync)
   group {group}                                 -> {mls_group_id, nostr_group_id, name, description, epoch,
                                                     admins, members, relays, state, self_update_state,
@@ -69,6 +89,9 @@ Requests:
                                                     encryption_key, signature_key, credential_identity}]}
 
 `group` accepts the MLS group id or the nostr group id (both hex).
+
+Publishing retries (the same event, up to 8 times, reconnecting at once) when a connection drops
+before the relay's OK, and fails on a relay's refusal; fetches reconnect dropped relays first.
 
 It exits on EOF on stdin, or when its parent dies, with os._exit(0): tearing down UniFFI objects at
 interpreter exit can crash. It never prints secret keys, the database key or plaintexts on errors.
@@ -88,9 +111,18 @@ import nostr_sdk as ns
 
 FETCH_TIMEOUT = timedelta(seconds=10)
 OK_TIMEOUT = timedelta(seconds=10)
+# With fresh_fetches a cut connection is new anyway: do not wait long for an OK that cannot come.
+FRESH_OK_TIMEOUT = timedelta(seconds=3)
 LIVE_SUBSCRIPTION = "mdk-peer-445-live"
 # Relays cap a REQ's results (LocalRelay at 500): page back with `until` once a page is this big.
 PAGE_PROBE = 100
+# A relay cut mid-publish (tests put hostile proxies in front of relays): how often to try again.
+PUBLISH_ATTEMPTS = 8
+RECONNECT_TIMEOUT = 10.0
+# How long `sync` keeps fetching for the event ids it was told exist.
+REQUIRE_TIMEOUT = 60.0
+# NIP-01 prefixes of a relay's own refusal: retrying the same event cannot help.
+REFUSALS = ("invalid:", "blocked:", "rate-limited:", "restricted:", "pow:", "error:", "auth-required:", "mute:")
 
 
 
@@ -114,6 +146,7 @@ class Peer:
         self.processed_wraps = set()
         self.processed_events = set()
         self.own_events = set()
+        self.fresh_fetches = False
         # Live arrival order of kind-445 events on our subscription: one sender's events reach the
         # relay in the order they were published, which created_at alone (seconds) cannot tell.
         self.arrival = {}
@@ -126,15 +159,67 @@ class Peer:
             raise RuntimeError("init first")
         return self.keys.public_key().to_hex()
 
-    async def publish(self, event, what):
-        out = await self.client.send_event(event, ok_timeout=OK_TIMEOUT)
-        refusals = [str(reason) for reason in out.failed.values()]
-        if not out.success and not all(reason.startswith("duplicate") for reason in refusals):
-            raise RuntimeError("relay refused %s: %s" % (what, "; ".join(refusals) or "no answer"))
-        return event.id().to_hex()
+    async def ensure_connected(self, client=None, force=False):
+        """Reconnects relays whose connection dropped, at once (`force`: every relay).
 
-    async def fetch(self, filter_json):
+        nostr-sdk waits at least 5 s before it reconnects on its own, meanwhile fetches come back
+        empty without an error, and for a moment after a cut it still reports a dead connection
+        as connected: a test relay that cuts connections would make us miss events.
+        """
+        client = client or self.client
+        deadline = time.monotonic() + RECONNECT_TIMEOUT
+        for relay in (await client.relays()).values():
+            if force:
+                relay.disconnect()
+            while relay.status() != ns.RelayStatus.CONNECTED and time.monotonic() < deadline:
+                if relay.status() not in (ns.RelayStatus.INITIALIZED, ns.RelayStatus.TERMINATED):
+                    relay.disconnect()
+                try:
+                    await relay.try_connect(timedelta(seconds=2))
+                except Exception:
+                    await asyncio.sleep(0.1)
+
+    async def publish(self, event, what, client=None):
+        """Publishes until a relay accepts (or already holds) the event; a relay's refusal is final.
+
+        Sending the same event again is harmless (relays answer `duplicate:`), so a connection
+        cut before the OK arrived is retried instead of leaving it unknown whether the relay got it.
+        """
+        if client is None and self.fresh_fetches:
+            client = await self.transport_client(self.relays, self.keys)
+            try:
+                return await self.publish(event, what, client)
+            finally:
+                await client.shutdown()
+        client = client or self.client
+        ok_timeout = FRESH_OK_TIMEOUT if self.fresh_fetches else OK_TIMEOUT
+        reasons = []
+        for attempt in range(PUBLISH_ATTEMPTS):
+            if attempt:
+                await asyncio.sleep(0.2 * attempt)
+            await self.ensure_connected(client, force=attempt > 0)
+            try:
+                out = await client.send_event(event, ok_timeout=ok_timeout)
+            except Exception as exc:
+                reasons = ["%s: %s" % (type(exc).__name__, exc)]
+                continue
+            reasons = [str(reason) for reason in out.failed.values()]
+            if out.success or (reasons and all(r.startswith("duplicate") for r in reasons)):
+                return event.id().to_hex()
+            if any(r.startswith(REFUSALS) for r in reasons):
+                break
+        raise RuntimeError("relay refused %s: %s" % (what, "; ".join(reasons) or "no answer"))
+
+    async def fetch(self, filter_json, client=None):
         """All events matching the filter, paging back with `until` past a relay's result cap."""
+        if client is None and self.fresh_fetches:
+            client = await self.transport_client(self.relays, self.keys)
+            try:
+                return await self.fetch(filter_json, client)
+            finally:
+                await client.shutdown()
+        client = client or self.client
+        await self.ensure_connected(client)
         found = {}
         base = json.loads(filter_json)
         until = None
@@ -142,9 +227,14 @@ class Peer:
             query = dict(base)
             if until is not None:
                 query["until"] = until
-            page = await self.client.fetch_events(
-                ns.ReqTarget.auto([ns.Filter.from_json(json.dumps(query))]), timeout=FETCH_TIMEOUT
-            )
+            try:
+                page = await client.fetch_events(
+                    ns.ReqTarget.auto([ns.Filter.from_json(json.dumps(query))]), timeout=FETCH_TIMEOUT
+                )
+            except Exception:
+                if not self.fresh_fetches:
+                    raise
+                return list(found.values())  # a cut connection: what came is what we have
             new = [e for e in page if e.id().to_hex() not in found]
             for event in new:
                 found[event.id().to_hex()] = event
@@ -274,6 +364,7 @@ class Peer:
         if not output.success:
             raise RuntimeError("could not connect to any relay: %s" % "; ".join(map(str, output.failed.values())))
         self.keys, self.client, self.relays = keys, client, relays
+        self.fresh_fetches = bool(request.get("fresh_fetches", False))
         self.mdk = mdk.new_mdk_with_key(path, os.urandom(32), None)
         asyncio.get_running_loop().create_task(self.watch_live())
         # limit 0: nothing stored, only events published from now on, in the order the relay got them.
@@ -363,7 +454,10 @@ class Peer:
         else:
             event_id = event.id().to_hex()
         self.own_events.add(event_id)
-        stored = [m for m in self.mdk.get_messages(gid, None, None, "processed_at_first") if m.event_id == event_id]
+        # Newest processed first: the message just made is among the first (else look at all).
+        stored = [m for m in self.mdk.get_messages(gid, 50, 0, "processed_at_first") if m.event_id == event_id]
+        if not stored:
+            stored = [m for m in self.mdk.get_messages(gid, None, None, "processed_at_first") if m.event_id == event_id]
         if len(stored) != 1:
             raise RuntimeError("MDK stored %d messages for the event it created" % len(stored))
         return {"event_id": event_id, "rumor_id": stored[0].id, "event": event_json}
@@ -375,11 +469,61 @@ class Peer:
         self.own_events.add(event_id)
         return {"event_id": event_id}
 
+    async def op_stage_commit(self, request):
+        """Makes a commit and keeps it pending in MDK: neither published nor merged."""
+        gid = self.group_id(request)
+        action = request["action"]
+        if action == "self_update":
+            result = self.mdk.self_update(gid)
+        elif action == "update_group_data":
+            result = self.mdk.update_group_data(gid, mdk.GroupDataUpdate(
+                name=request.get("name"), description=request.get("description"), image_hash=None, image_key=None,
+                image_nonce=None, relays=request.get("relays"), admins=request.get("admins")))
+        else:
+            raise RuntimeError("action must be self_update or update_group_data")
+        event = ns.Event.from_json(result.evolution_event_json)
+        return {"event_id": event.id().to_hex(), "event": event.as_json(), "created_at": event.created_at().as_secs()}
+
+    async def op_merge_pending_commit(self, request):
+        self.mdk.merge_pending_commit(self.group_id(request))
+        return {"epoch": self.epoch(self.group_id(request))}
+
+    async def op_clear_pending_commit(self, request):
+        self.mdk.clear_pending_commit(self.group_id(request))
+        return {"epoch": self.epoch(self.group_id(request))}
+
+    async def op_relay_fetch(self, request):
+        """Transport for tests that play the network: events matching a filter on given relays."""
+        client = await self.transport_client(request["relays"])
+        try:
+            events = await self.fetch(json.dumps(request["filter"]), client)
+            return {"events": [e.as_json() for e in sorted(events, key=lambda e: (e.created_at().as_secs(), e.id().to_hex()))]}
+        finally:
+            await client.shutdown()
+
+    async def op_relay_publish(self, request):
+        """Transport for tests that play the network: publishes events (any author) to given relays."""
+        client = await self.transport_client(request["relays"])
+        try:
+            ids = [await self.publish(ns.Event.from_json(e), "relayed event", client) for e in request["events"]]
+            return {"event_ids": ids}
+        finally:
+            await client.shutdown()
+
+    @staticmethod
+    async def transport_client(relays, keys=None):
+        """A client of its own for `relays`; with `keys` it authenticates (NIP-42) as we do."""
+        client = ns.ClientBuilder().authenticator(KeyAuthenticator(keys)).build() if keys else ns.Client()
+        for url in relays:
+            await client.add_relay(ns.RelayUrl.parse(str(url)))
+        await client.try_connect(timedelta(seconds=10))
+        return client
+
     async def op_sync(self, request):
         accept = bool(request.get("accept_welcomes", True))
         welcomes, results, messages = [], [], []
 
-        wraps = await self.fetch(json.dumps({"kinds": [1059], "#p": [self.me()]}))
+        wraps = await self.fetch(json.dumps({"kinds": [1059], "#p": [self.me()]})) if request.get("welcomes", True) else []
         for wrap in sorted(wraps, key=self.order_key):
             wrapper_id = wrap.id().to_hex()
             if wrapper_id in self.processed_wraps:
@@ -387,10 +531,13 @@ class Peer:
             self.processed_wraps.add(wrapper_id)
             welcomes.append(self.take_welcome(wrap, accept))
 
+        since = request.get("since")
+        require = {str(i).lower() for i in request.get("require", [])}
+        missing = []
         for group in self.mdk.get_groups():
             if group.state == "active":
-                await self.sync_group(group, results, messages)
-        return {"welcomes": welcomes, "results": results, "messages": messages}
+                missing += await self.sync_group(group, results, messages, since, require)
+        return {"welcomes": welcomes, "results": results, "messages": messages, "missing": sorted(missing)}
 
     def take_welcome(self, wrap, accept):
         wrapper_id = wrap.id().to_hex()
@@ -421,9 +568,33 @@ class Peer:
         except Exception as exc:
             return {"wrapper_id": wrapper_id, "error": "%s: %s" % (type(exc).__name__, exc)}
 
-    async def sync_group(self, group, results, messages):
+    async def sync_group(self, group, results, messages, since=None, require=frozenset()):
+        """Returns the required ids still not fetched when it gave up waiting for them."""
         gid = group.mls_group_id
-        events = await self.fetch(json.dumps({"kinds": [445], "#h": [group.nostr_group_id]}))
+        query = {"kinds": [445], "#h": [group.nostr_group_id]}
+        if since is not None:
+            query["since"] = int(since)
+        # MDK 0.8.0 records an event it cannot open yet (its epoch's commit not read) as failed
+        # and never opens it again, so a caller that knows which events exist can have us fetch
+        # exactly those until every one of them came through before MDK sees any.
+        events = {} if require else {e.id().to_hex(): e for e in await self.fetch(json.dumps(query))}
+        known = self.processed_events | self.own_events
+        deadline = time.monotonic() + REQUIRE_TIMEOUT
+        missing = require - known - set(events)
+        first = True
+        while missing and time.monotonic() < deadline:
+            if not first:
+                await asyncio.sleep(0.05)
+                if not self.fresh_fetches:
+                    await self.ensure_connected(force=True)
+            first = False
+            for event in await self.fetch(json.dumps({"ids": sorted(missing)})):
+                if event.kind().as_u16() == 445:
+                    events[event.id().to_hex()] = event
+            missing = require - known - set(events)
+        if missing:
+            return sorted(missing)
+        events = list(events.values())
         fresh = [e for e in events if e.id().to_hex() not in self.processed_events and e.id().to_hex() not in self.own_events]
         failed = []
         auto_commit = None  # (result entry, UpdateGroupResult, epoch when MDK staged it)
@@ -446,6 +617,7 @@ class Peer:
                 results.append(entry)
                 if update is not None:
                     await self.finish_auto_commit(gid, entry, update, self.epoch(gid))
+        return []
 
     async def finish_auto_commit(self, gid, entry, update, staged_epoch):
         """Publishes the commit MDK made for a proposal, unless the batch already held a commit.
