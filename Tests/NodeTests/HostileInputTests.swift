@@ -10,35 +10,8 @@ import XCTest
 /// Each class of hostile input reaching the node's pipeline is refused with a reason in
 /// `sync`'s errors and changes no state: the group's MLS state and snapshots, the stored
 /// messages and the invites are byte-for-byte what they were.
-final class HostileInputTests: XCTestCase {
-    var relay: RelayProcess!
-    var homes: [URL] = []
-    var nodes: [BurrowNode] = []
-    let timeout: Duration = .seconds(5)
+final class HostileInputTests: NodeRelayTestCase {
     var rng = SystemRandomNumberGenerator()
-
-    override func setUp() async throws {
-        relay = try await RelayProcess.start(RelayProcess.Options(notesPerMinute: 10_000))
-    }
-
-    override func tearDown() async throws {
-        for node in nodes {
-            await node.closeConnections()
-            node.close()
-        }
-        relay?.stop()
-        for home in homes { try? FileManager.default.removeItem(at: home) }
-    }
-
-    func node() throws -> BurrowNode {
-        let home = try makeShortHome()
-        homes.append(home)
-        try FileManager.default.removeItem(at: home)
-        let node = try BurrowNode.initialize(home: home, passphrase: Array("hostile".utf8), kdfMemoryMiB: 8, importing: nil)
-        nodes.append(node)
-        try node.addRelays([relay.url])
-        return node
-    }
 
     /// Alice (admin) and Bob in one group; returns its mls_group_id hex.
     func family() async throws -> (alice: BurrowNode, bob: BurrowNode, group: String) {
@@ -183,34 +156,7 @@ final class HostileInputTests: XCTestCase {
 
 /// A commit of ours that loses its epoch is rolled back and its intent applied again on top
 /// of the winner; a member whose missed commits fell out of the 45-day window is told so.
-final class LostCommitTests: XCTestCase {
-    var relay: RelayProcess!
-    var homes: [URL] = []
-    var nodes: [BurrowNode] = []
-    let timeout: Duration = .seconds(5)
-
-    override func setUp() async throws {
-        relay = try await RelayProcess.start(RelayProcess.Options(notesPerMinute: 10_000))
-    }
-
-    override func tearDown() async throws {
-        for node in nodes {
-            await node.closeConnections()
-            node.close()
-        }
-        relay?.stop()
-        for home in homes { try? FileManager.default.removeItem(at: home) }
-    }
-
-    func node() throws -> BurrowNode {
-        let home = try makeShortHome()
-        homes.append(home)
-        try FileManager.default.removeItem(at: home)
-        let node = try BurrowNode.initialize(home: home, passphrase: Array("lost".utf8), kdfMemoryMiB: 8, importing: nil)
-        nodes.append(node)
-        try node.addRelays([relay.url])
-        return node
-    }
+final class LostCommitTests: NodeRelayTestCase {
 
     func testOwnLosingRenameIsRolledBackAndAppliedAgain() async throws {
         let alice = try node(), bob = try node()
@@ -365,5 +311,36 @@ final class LostCommitTests: XCTestCase {
 enum StrictBase64Probe {
     static func valid(_ count: Int) -> String {
         Data((0..<count).map { UInt8(truncatingIfNeeded: $0 &* 37 &+ 11) }).base64EncodedString()
+    }
+}
+
+/// Nodes in short temporary homes on one LocalRelay, closed and removed after each test.
+class NodeRelayTestCase: XCTestCase {
+    var relay: RelayProcess!
+    var homes: [URL] = []
+    var nodes: [BurrowNode] = []
+    let timeout: Duration = .seconds(5)
+
+    override func setUp() async throws {
+        relay = try await RelayProcess.start(RelayProcess.Options(notesPerMinute: 10_000))
+    }
+
+    override func tearDown() async throws {
+        for node in nodes {
+            await node.closeConnections()
+            node.close()
+        }
+        relay?.stop()
+        for home in homes { try? FileManager.default.removeItem(at: home) }
+    }
+
+    func node() throws -> BurrowNode {
+        let home = try makeShortHome()
+        homes.append(home)
+        try FileManager.default.removeItem(at: home)
+        let node = try BurrowNode.initialize(home: home, passphrase: Array("node test".utf8), kdfMemoryMiB: 8, importing: nil)
+        nodes.append(node)
+        try node.addRelays([relay.url])
+        return node
     }
 }

@@ -65,6 +65,17 @@ public struct MarmotGroup: Sendable {
         snapshots.removeAll { $0.order.createdAt < time }
     }
 
+    /// Moves to `next` (the epoch a commit started), keeping the current state, without any
+    /// pending commit of ours, as the snapshot to roll back to.
+    private mutating func advance(to next: MLSGroup, order: CommitOrder, digest: [UInt8]) throws {
+        let nextData = try NostrGroupData(extensions: next.extensions) ?? data
+        var before = mls
+        before.clearPendingCommit()
+        mls = next
+        data = nextData
+        record(RollbackPoint(state: before, order: order, digest: digest))
+    }
+
     private mutating func record(_ point: RollbackPoint) {
         snapshots.append(point)
         if snapshots.count > Self.snapshotRetention { snapshots.removeFirst(snapshots.count - Self.snapshotRetention) }
@@ -178,11 +189,7 @@ public struct MarmotGroup: Sendable {
         var next = mls
         if framed.contentType == .commit {
             let summary = try applyCommit(event.message, to: &next, time: time)
-            var before = mls
-            before.clearPendingCommit()
-            self.mls = next
-            self.data = try NostrGroupData(extensions: next.extensions) ?? data
-            record(RollbackPoint(state: before, order: order, digest: digest))
+            try advance(to: next, order: order, digest: digest)
             return .commit(summary, replaced: nil)
         }
         let result = try next.process(event.message, at: time)
@@ -200,11 +207,7 @@ public struct MarmotGroup: Sendable {
             return classify(proposal, from: sender)
         case .commit(let summary):
             // Only our own pending commit echoed back reaches here (handled above otherwise).
-            var before = mls
-            before.clearPendingCommit()
-            self.mls = next
-            self.data = try NostrGroupData(extensions: next.extensions) ?? data
-            record(RollbackPoint(state: before, order: order, digest: digest))
+            try advance(to: next, order: order, digest: digest)
             return .commit(summary, replaced: nil)
         }
     }
@@ -316,13 +319,9 @@ public struct MarmotGroup: Sendable {
     @discardableResult
     public mutating func mergePendingCommit(published event: Event) throws -> CommitSummary {
         let bytes = mls.pendingCommit?.commit.tlsSerialized ?? []
-        var before = mls
-        before.clearPendingCommit()
         var next = mls
         let summary = try next.mergePendingCommit()
-        mls = next
-        data = try NostrGroupData(extensions: next.extensions) ?? data
-        record(RollbackPoint(state: before, order: CommitOrder(event), digest: RollbackPoint.digest(of: bytes)))
+        try advance(to: next, order: CommitOrder(event), digest: RollbackPoint.digest(of: bytes))
         return summary
     }
 
