@@ -3,8 +3,11 @@
 public enum RelayClientError: Error, Equatable, Sendable, CustomStringConvertible {
     /// The text is not a `ws://` or `wss://` URL we can dial.
     case invalidURL(String)
-    /// TCP, TLS or the WebSocket upgrade failed.
+    /// TCP or the WebSocket upgrade failed (nothing listening, connection reset, upgrade refused).
     case unreachable(String)
+    /// The TLS handshake failed (certificate, protocol): the relay is there, but trying again
+    /// will not help.
+    case tlsFailed(String)
     /// Nothing arrived within the allowed time; says what we were waiting for.
     case timeout(String)
     /// The connection ended (peer close, reset, or our own close); says how.
@@ -31,6 +34,7 @@ public enum RelayClientError: Error, Equatable, Sendable, CustomStringConvertibl
         switch self {
         case .invalidURL(let text): return "invalid relay URL: \(text)"
         case .unreachable(let why): return "relay unreachable: \(why)"
+        case .tlsFailed(let why): return "relay unreachable: TLS failed: \(why)"
         case .timeout(let what): return "timed out waiting for \(what)"
         case .connectionClosed(let how): return "connection closed: \(how)"
         case .frameTooLarge(let limit): return "relay sent a frame or message over \(limit) bytes"

@@ -29,6 +29,9 @@ public struct RelayConfiguration: Sendable {
 
     /// Reconnect delays for relays that carry live subscriptions.
     public var backoff = Backoff()
+    /// Pauses between the tries of one publish or fetch whose connection failed or dropped
+    /// (bounded by the operation's timeout; see `ReconnectWindow`): short, since a command waits.
+    public var operationBackoff = Backoff(initial: .milliseconds(200), maximum: .seconds(2))
     /// After a reconnect, subscriptions resume from the newest created_at seen minus this.
     public var resubscribeMargin: Duration = .seconds(15 * 60)
     /// The margin when a filter asks for kind 1059: gift wraps are back-dated up to two days

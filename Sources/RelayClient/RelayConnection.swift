@@ -54,7 +54,7 @@ public actor RelayConnection {
         return false
     }
 
-    /// Opens the WebSocket; throws `unreachable` or `timeout` (after `connectTimeout`).
+    /// Opens the WebSocket; throws `unreachable`, `tlsFailed` or `timeout` (after `connectTimeout`).
     public func connect() async throws {
         switch state {
         case .idle:
@@ -197,6 +197,7 @@ public actor RelayConnection {
             return wasOpen ? .connectionClosed("\(error)") : .unreachable("\(error)")
         }
         if let error = error as? NIOWebSocketError, error == .invalidFrameLength { return .frameTooLarge(limit: limit) }
+        if error is NIOSSLError || error is NIOSSLExtraError { return .tlsFailed("\(error)") }
         if closeRequested { return .shutDown }
         if error is CancellationError { return wasOpen ? .connectionClosed("cancelled") : .timeout("connecting") }
         return wasOpen ? .connectionClosed("\(error)") : .unreachable("\(error)")

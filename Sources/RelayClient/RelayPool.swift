@@ -42,19 +42,54 @@ public final class RelayPool: Sendable {
     // MARK: - Publish
 
     /// Sends `event` to every relay and returns each relay's answer, in `urls` order.
-    /// `timeout` bounds connecting and the wait for each OK (per relay, concurrently).
+    /// `timeout` bounds connecting and the wait for each OK (per relay, concurrently). A relay
+    /// whose connection fails or drops is tried again until `timeout` passes without its OK
+    /// (sending the same event twice is harmless: relays answer `duplicate:`), unless it was
+    /// down before this publish began and another relay has already accepted.
     public func publish(_ event: Event, timeout: Duration) async -> [PublishResult] {
         guard !registry.isClosed else {
             return urls.map { PublishResult(url: $0, accepted: false, message: RelayClientError.shutDown.description, error: .shutDown) }
         }
+        let started = ContinuousClock.now
+        let accepted = Flag()
         return await withTaskGroup(of: (Int, PublishResult).self) { group in
             for (index, session) in sessions.enumerated() {
-                group.addTask { (index, await session.publish(event, timeout: timeout)) }
+                group.addTask {
+                    (index, await self.publish(event, to: session, timeout: timeout, started: started, anyAccepted: accepted))
+                }
             }
             var results = [PublishResult?](repeating: nil, count: sessions.count)
             for await (index, result) in group { results[index] = result }
             return results.compactMap { $0 }
         }
+    }
+
+    private func publish(_ event: Event, to session: RelaySession, timeout: Duration, started: ContinuousClock.Instant, anyAccepted: Flag) async -> PublishResult {
+        var window = ReconnectWindow(timeout: timeout, backoff: configuration.operationBackoff, now: started)
+        while true {
+            let result = await session.publish(event, timeout: window.remaining())
+            if result.accepted { anyAccepted.set() }
+            guard let error = result.error,
+                  let pause = await pauseBeforeRetry(after: error, on: session, window: &window, started: started, othersServed: anyAccepted.isSet)
+            else { return result }
+            do { try await Task.sleep(for: pause) } catch { return result }
+        }
+    }
+
+    /// How long to wait before trying `session` again after `error` in one operation, or nil
+    /// to give up: the error is final, the window closed, or the pool closed; or other relays
+    /// already served the operation and this one was down before it began (a dead relay
+    /// among live ones must not hold every command for its whole timeout).
+    private func pauseBeforeRetry(
+        after error: RelayClientError, on session: RelaySession, window: inout ReconnectWindow,
+        started: ContinuousClock.Instant, othersServed: Bool
+    ) async -> Duration? {
+        guard !registry.isClosed else { return nil }
+        if othersServed, !(await session.mayComeBack(forOperationStartedAt: started)) { return nil }
+        var rng = SystemRandomNumberGenerator()
+        guard let pause = window.pause(after: error, using: &rng) else { return nil }
+        logger.debug("trying the relay again", metadata: ["relay": "\(session.url)", "error": "\(error)", "pause": "\(pause)"])
+        return pause
     }
 
     // MARK: - Fetch
@@ -89,18 +124,30 @@ public final class RelayPool: Sendable {
     private func fetchAll(_ filter: Filter, from session: RelaySession, timeout: Duration, into merged: FetchMerger) async {
         var paginator = Paginator(filter: filter, smallestCap: configuration.smallestRelayCap)
         let url = session.url.description
+        let started = ContinuousClock.now
+        var window = ReconnectWindow(timeout: timeout, backoff: configuration.operationBackoff, now: started)
         while let next = paginator.nextFilter {
             guard paginator.pages < configuration.maxPages else {
                 merged.fail(url, .timeout("more than \(configuration.maxPages) pages"))
                 return
             }
             do {
-                let page = try await session.page([next], timeout: timeout)
+                let page = try await session.page([next], timeout: window.remaining())
                 for problem in page.problems { merged.fail(url, problem) }
                 merged.add(paginator.record(page: page.events), from: url)
                 merged.pageAnswered()
+                window.progressed()
             } catch {
-                merged.fail(url, RelaySession.relayError(error))
+                // A dropped connection asks for the same page again once the relay is back.
+                let failure = RelaySession.relayError(error)
+                if let pause = await pauseBeforeRetry(
+                    after: failure, on: session, window: &window, started: started, othersServed: merged.anyCompleted) {
+                    do {
+                        try await Task.sleep(for: pause)
+                        continue
+                    } catch {}
+                }
+                merged.fail(url, failure)
                 return
             }
         }
@@ -202,6 +249,15 @@ private final class SubscriptionRegistry: @unchecked Sendable {
     }
 }
 
+/// A fact that becomes true once, read from concurrent tasks.
+private final class Flag: @unchecked Sendable {
+    private let lock = NSLock()
+    private var value = false
+
+    var isSet: Bool { lock.withLock { value } }
+    func set() { lock.withLock { value = true } }
+}
+
 /// Merges the pages of every relay of one fetch: each event once, failures per relay.
 private final class FetchMerger: @unchecked Sendable {
     private let lock = NSLock()
@@ -211,6 +267,7 @@ private final class FetchMerger: @unchecked Sendable {
     private var answered = false
 
     var anyPageAnswered: Bool { lock.withLock { answered } }
+    var anyCompleted: Bool { lock.withLock { !completed.isEmpty } }
 
     func pageAnswered() {
         lock.withLock { answered = true }

@@ -48,6 +48,9 @@ actor RelaySession {
     private var reconnectToken = 0
     private var backoff: Backoff
     private var backoffResetOnGeneration = 0
+    /// Since when connecting here keeps failing (nil once a connection opens): tells a relay
+    /// that went away during an operation from one that was down before it began.
+    private var unreachableSince: ContinuousClock.Instant?
     private var subscriptions: [String: Subscription] = [:]
     /// In send order: some relays answer a refusal with an empty event id.
     private var pendingOKs: [(id: EventID, answer: OneShot<OKAnswer>)] = []
@@ -146,6 +149,14 @@ actor RelaySession {
         }
     }
 
+    /// Whether waiting for this relay may pay off for an operation that began at `start`:
+    /// this pool has reached it before, and it was not already failing when the operation began.
+    func mayComeBack(forOperationStartedAt start: ContinuousClock.Instant) -> Bool {
+        guard generation > 0 else { return false }
+        guard let unreachableSince else { return true }
+        return unreachableSince >= start
+    }
+
     private var hasLiveSubscriptions: Bool { subscriptions.values.contains { $0.live } }
 
     private func sendREQ(_ id: String) async {
@@ -198,6 +209,7 @@ actor RelaySession {
 
     private func connectAttemptEnded(_ attempt: OneShot<RelayConnection>, error: Error?) {
         if connecting === attempt { connecting = nil }
+        if error != nil, unreachableSince == nil { unreachableSince = .now }
         if let error, !isShutDown, hasLiveSubscriptions {
             broadcast(.error(Self.relayError(error)), liveOnly: true)
             startReconnectLoop()
@@ -214,6 +226,7 @@ actor RelaySession {
         generation += 1
         let current = generation
         connection = fresh
+        unreachableSince = nil
         challenge = nil
         challengeArrived = OneShot<Void>()
         auth = .none

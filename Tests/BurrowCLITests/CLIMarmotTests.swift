@@ -317,4 +317,37 @@ final class CLIMarmotTests: XCTestCase {
         XCTAssertEqual(Set(try XCTUnwrap(try bob.group(gid)["relays"] as? [String])), [relay.url, second.url])
         try alice.fails(["group", "relays", gid, "--remove", relay.url, "--remove", second.url], "invalid_input")
     }
+
+    /// The relay restarts while commands run: each command's refused or dropped connection is
+    /// reconnected within --timeout (docs/cli.md), so the command succeeds instead of ending
+    /// with relay_unreachable, and nothing is lost or doubled.
+    func testCommandsStartedWhileTheRelayRestartsSucceed() async throws {
+        relay.stop()
+        relay = try await RelayProcess.start(RelayProcess.Options(persistent: true, notesPerMinute: 10_000))
+        let mum = try makeHome("mum"), dad = try makeHome("dad")
+        let created = try mum.ok(["group", "create", "Family", "--invite", try dad.pubkey])
+        let gid = try XCTUnwrap((created["group"] as? [String: Any])?["nostr_group_id"] as? String)
+        _ = try join(dad)
+
+        /// Runs `args` for `home` while the relay is down and comes back after a second.
+        func duringRestart(_ home: Home, _ args: [String]) async throws -> BurrowResult {
+            relay.kill()
+            let command = Task.detached { try home.run(args) }
+            try await Task.sleep(for: .seconds(1))
+            try await relay.restart()
+            return try await command.value
+        }
+        let sent = try await duringRestart(mum, ["chat", gid, "sent while the relay restarted"])
+        XCTAssertEqual(sent.status, 0, sent.stdout + sent.stderr)
+        let synced = try await duringRestart(dad, ["sync"])
+        XCTAssertEqual(synced.status, 0, synced.stdout + synced.stderr)
+        let renamed = try await duringRestart(mum, ["group", "rename", gid, "Family (renamed mid-restart)"])
+        XCTAssertEqual(renamed.status, 0, renamed.stdout + renamed.stderr)
+
+        try dad.ok(["sync"])
+        let texts = try XCTUnwrap(try dad.ok(["messages", gid])["messages"] as? [[String: Any]]).compactMap { $0["text"] as? String }
+        XCTAssertEqual(texts.filter { $0 == "sent while the relay restarted" }.count, 1, "\(texts)")
+        XCTAssertEqual(try dad.group(gid)["name"] as? String, "Family (renamed mid-restart)")
+        XCTAssertEqual(try dad.group(gid)["epoch"] as? Int, try mum.group(gid)["epoch"] as? Int)
+    }
 }

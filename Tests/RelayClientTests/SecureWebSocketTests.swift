@@ -30,7 +30,7 @@ final class SecureWebSocketTests: XCTestCase {
             // With the system's trust roots the self-signed certificate is refused: a typed error.
             try await withPool([server.url]) { pool in
                 let results = await pool.publish(try TestEvents.sign(keys: TestEvents.keys()), timeout: .seconds(5))
-                guard case .unreachable(let why) = results.first?.error else { return XCTFail("\(results)") }
+                guard case .tlsFailed(let why) = results.first?.error else { return XCTFail("\(results)") }
                 XCTAssertFalse(why.isEmpty)
             }
         }

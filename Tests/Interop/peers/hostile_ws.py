@@ -13,8 +13,9 @@ ready line names wss://localhost:PORT.
 
 The script is a JSON list of steps, run in order on every connection:
   {"await": "REQ"}          wait for the client's next message whose type is REQ (or any
-                            type); remembers its subscription id as %SUB%
-  {"text": "..."}           send one text frame; %SUB% is replaced
+                            type); remembers its subscription id as %SUB% (an EVENT's event
+                            id as %ID%)
+  {"text": "..."}           send one text frame; %SUB% and %ID% are replaced
   {"fragments": ["a","b"]}  send one text message split over continuation frames
   {"text_hex": "c328"}      send a text frame with these raw bytes (e.g. invalid UTF-8)
   {"binary_hex": "00ff"}    send a binary frame
@@ -23,6 +24,8 @@ The script is a JSON list of steps, run in order on every connection:
   {"sleep": S}              pause S seconds
   {"close": CODE}           send a close frame and end the connection
   {"drop": true}            end the TCP connection without a close frame
+A step with "on_connections": [1, 3] runs only on those connections (counted from 1), so a
+script can drop the first connection at some point and behave on the next.
 After the last step the server keeps reading (answering pings) until the client leaves.
 """
 import argparse
@@ -129,9 +132,12 @@ def read_message(sock):
             return text
 
 
-def run_script(sock, steps):
+def run_script(sock, steps, number):
     sub = ""
+    event_id = ""
     for step in steps:
+        if "on_connections" in step and number not in step["on_connections"]:
+            continue
         if "await" in step:
             while True:
                 text = read_message(sock)
@@ -142,9 +148,11 @@ def run_script(sock, steps):
                 if isinstance(msg, list) and msg and (step["await"] in ("any", msg[0])):
                     if len(msg) > 1 and isinstance(msg[1], str):
                         sub = msg[1]
+                    if len(msg) > 1 and isinstance(msg[1], dict):
+                        event_id = str(msg[1].get("id", ""))
                     break
         elif "text" in step:
-            send_frame(sock, 0x1, step["text"].replace("%SUB%", sub).encode())
+            send_frame(sock, 0x1, step["text"].replace("%SUB%", sub).replace("%ID%", event_id).encode())
         elif "fragments" in step:
             frags = [f.replace("%SUB%", sub).encode() for f in step["fragments"]]
             for i, f in enumerate(frags):
@@ -187,13 +195,13 @@ def make_certificate(directory):
     return cert, key
 
 
-def serve_connection(sock, steps, tls):
+def serve_connection(sock, steps, tls, number):
     try:
         sock.settimeout(120)
         if tls is not None:
             sock = tls.wrap_socket(sock, server_side=True)
         handshake(sock)
-        run_script(sock, steps)
+        run_script(sock, steps, number)
     except (Closed, OSError, ValueError, ssl.SSLError):
         pass
     finally:
@@ -242,12 +250,14 @@ def main():
         stop.set()
 
     def accept_loop():
+        number = 0
         while not stop.is_set():
             try:
                 conn, _ = listener.accept()
             except OSError:
                 return
-            threading.Thread(target=serve_connection, args=(conn, steps, tls), daemon=True).start()
+            number += 1
+            threading.Thread(target=serve_connection, args=(conn, steps, tls, number), daemon=True).start()
 
     threading.Thread(target=watch_stdin, daemon=True).start()
     threading.Thread(target=accept_loop, daemon=True).start()
