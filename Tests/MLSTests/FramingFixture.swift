@@ -1,5 +1,6 @@
 import XCTest
 @testable import MLS
+import TestSupport
 
 /// A three-member group frozen at one epoch, for framing tests: everyone derives the same
 /// `MessageSecrets` from one epoch secret, and each leaf has its own signature key.
@@ -11,7 +12,7 @@ struct FramingFixture {
     let leafCount = 3
 
     init(epoch: UInt64 = 7, seed: UInt64 = 0xF4A3) throws {
-        var rng = CryptoTestRNG(seed: seed)
+        var rng = SplitMix64(seed: seed)
         context = GroupContext(groupID: rng.randomBytes(16), epoch: epoch, treeHash: rng.randomBytes(32),
                                confirmedTranscriptHash: rng.randomBytes(32))
         epochSecrets = EpochSecrets(cs, epochSecret: rng.randomSecret(32))
@@ -42,7 +43,7 @@ struct FramingFixture {
 
     /// `count` application messages from `leaf`, generations 0..<count, encrypted by `sender`.
     func applicationMessages(_ count: Int, from leaf: UInt32, sender: inout MessageSecrets) throws -> [PrivateMessage] {
-        var rng = CryptoTestRNG(seed: UInt64(count))
+        var rng = SplitMix64(seed: UInt64(count))
         return try (0..<count).map { i in
             try sender.protectPrivate(content(.application(Array("message \(i)".utf8)), from: leaf, wireFormat: .privateMessage),
                                       using: &rng)

@@ -1,11 +1,12 @@
 import XCTest
 @testable import MLS
+import TestSupport
 
 /// Hostile framed messages: each tampering, truncation or rule violation is refused with its own
 /// typed error, and the receiver's secrets are exactly as before, so the genuine message still
 /// decrypts afterwards.
 final class FramingRejectionTests: XCTestCase {
-    private var rng = CryptoTestRNG(seed: 0xBAD)
+    private var rng = SplitMix64(seed: 0xBAD)
 
     /// Asserts `message` is refused with `expected`, that `receiver` is unchanged, and returns.
     private func assertRejected(_ message: ProtectedMessage, _ expected: MLSError, receiver: inout MessageSecrets,

@@ -1,10 +1,11 @@
 import XCTest
 @testable import MLS
+import TestSupport
 
 /// Framing round trips (RFC 9420 §6): what one member protects, another unprotects to the same
 /// AuthenticatedContent, over the wire encoding, with the right ratchets and generation windows.
 final class FramingTests: XCTestCase {
-    private var rng = CryptoTestRNG(seed: 0x5EED)
+    private var rng = SplitMix64(seed: 0x5EED)
 
     /// Protect from `sender`, go through MLSMessage bytes, unprotect at `receiver`.
     private func deliver(_ message: ProtectedMessage, to receiver: inout MessageSecrets, fixture: FramingFixture,
@@ -99,9 +100,9 @@ final class FramingTests: XCTestCase {
         let content = try fixture.content(.application([9]), from: 0, wireFormat: .privateMessage)
         var first = try fixture.secrets()
         var second = try fixture.secrets()
-        var rngA = CryptoTestRNG(seed: 1)
-        var rngB = CryptoTestRNG(seed: 1)
-        var rngC = CryptoTestRNG(seed: 2)
+        var rngA = SplitMix64(seed: 1)
+        var rngB = SplitMix64(seed: 1)
+        var rngC = SplitMix64(seed: 2)
         // Same key, same generation: only the reuse guard can make the ciphertexts differ.
         XCTAssertEqual(try first.protectPrivate(content, using: &rngA), try second.protectPrivate(content, using: &rngB))
         var third = try fixture.secrets()
@@ -208,7 +209,7 @@ final class FramingTests: XCTestCase {
 
     func testExternalSenderProposalVerifiesWithoutMembershipTag() throws {
         let fixture = try FramingFixture()
-        var rng = CryptoTestRNG(seed: 77)
+        var rng = SplitMix64(seed: 77)
         let external = try SignaturePrivateKey.generate(using: &rng)
         let framed = FramedContent(groupID: fixture.context.groupID, epoch: fixture.context.epoch,
                                    sender: .external(senderIndex: 0), body: .proposal(.remove(RemoveProposal(removed: 2))))
@@ -231,7 +232,7 @@ final class FramingTests: XCTestCase {
     /// commit path's leaf node); the tree lookup is never asked and a different key fails.
     func testNewMemberSendersUseTheKeyInTheirContent() throws {
         let fixture = try FramingFixture()
-        var rng = CryptoTestRNG(seed: 88)
+        var rng = SplitMix64(seed: 88)
         let joiner = try SignaturePrivateKey.generate(using: &rng)
         let leaf = LeafNode(encryptionKey: rng.randomBytes(32), signatureKey: joiner.publicKey.bytes,
                             credential: .basic(identity: rng.randomBytes(32)), capabilities: Capabilities(),

@@ -1,5 +1,6 @@
 import MLS
 import XCTest
+import TestSupport
 
 /// Commits adding several members at once: where the new leaves land (leftmost blank leaves,
 /// then extending the tree, RFC 9420 §12.1.1), that committer, receivers and joiners agree, and
@@ -21,7 +22,7 @@ final class GroupAddBatchTests: XCTestCase {
     }
 
     func testBatchAddsFillBlankLeavesLeftmostFirstThenExtend() throws {
-        var rng = CryptoTestRNG(seed: 0xADD5)
+        var rng = SplitMix64(seed: 0xADD5)
         var groups = try GroupTestSupport.makeGroup(members: 6, using: &rng)
         XCTAssertEqual(groups[0].ratchetTree.leafCount, 8)
 
@@ -52,7 +53,7 @@ final class GroupAddBatchTests: XCTestCase {
     }
 
     func testBatchAddReusingAMembersSignatureKeyIsRefused() throws {
-        var rng = CryptoTestRNG(seed: 0xADD6)
+        var rng = SplitMix64(seed: 0xADD6)
         var groups = try GroupTestSupport.makeGroup(members: 4, using: &rng)
         let fresh = try GroupTestSupport.keyPackage(10, using: &rng)
         let copycat = try KeyPackageBundle.create(
@@ -67,7 +68,7 @@ final class GroupAddBatchTests: XCTestCase {
     }
 
     func testBatchAddWithTwoPackagesOfOneSignatureKeyIsRefused() throws {
-        var rng = CryptoTestRNG(seed: 0xADD7)
+        var rng = SplitMix64(seed: 0xADD7)
         var groups = try GroupTestSupport.makeGroup(members: 3, using: &rng)
         let signer = try SignaturePrivateKey.generate(using: &rng)
         let twins = try (10..<12).map { n in
@@ -81,7 +82,7 @@ final class GroupAddBatchTests: XCTestCase {
     }
 
     func testBatchAddOfACredentialTypeMembersDoNotSupportNamesTheFirstMember() throws {
-        var rng = CryptoTestRNG(seed: 0xADD8)
+        var rng = SplitMix64(seed: 0xADD8)
         var groups = try GroupTestSupport.makeGroup(members: 3, using: &rng)
         let custom = CredentialType(rawValue: 0xF000)
         var capabilities = GroupTestSupport.capabilities
@@ -97,7 +98,7 @@ final class GroupAddBatchTests: XCTestCase {
     }
 
     func testBatchAddChecksEachNewLeafAgainstTheLeavesAddedBeforeIt() throws {
-        var rng = CryptoTestRNG(seed: 0xADD9)
+        var rng = SplitMix64(seed: 0xADD9)
         let custom = CredentialType(rawValue: 0xF000)
         var both = GroupTestSupport.capabilities
         both.credentials = [.basic, custom]

@@ -2,6 +2,7 @@ import Crypto
 import Foundation
 import XCTest
 @testable import MLS
+import TestSupport
 
 /// Our RFC 9180 composition against swift-crypto's own HPKE, both directions, plus the failure
 /// cases a hostile peer can reach.
@@ -12,7 +13,7 @@ final class HPKETests: XCTestCase {
     private let messages: [[UInt8]] = [[], Array("first".utf8), [UInt8](repeating: 0xab, count: 1000), Array("fourth".utf8)]
 
     func testSwiftCryptoSealsOursOpens() throws {
-        var rng = CryptoTestRNG(seed: 1)
+        var rng = SplitMix64(seed: 1)
         let recipient = try suite.generateKeyPair(using: &rng)
         let swiftKey = try Curve25519.KeyAgreement.PublicKey(rawRepresentation: recipient.publicKey.bytes)
         var sender = try Crypto.HPKE.Sender(recipientKey: swiftKey, ciphersuite: swiftCryptoSuite, info: Data(info))
@@ -31,7 +32,7 @@ final class HPKETests: XCTestCase {
     }
 
     func testOursSealsSwiftCryptoOpens() throws {
-        var rng = CryptoTestRNG(seed: 2)
+        var rng = SplitMix64(seed: 2)
         let swiftPrivate = Curve25519.KeyAgreement.PrivateKey()
         let recipientKey = HPKEPublicKey(Array(swiftPrivate.publicKey.rawRepresentation))
         var (enc, ours) = try suite.setupBaseSender(recipient: recipientKey, info: info, using: &rng)
@@ -46,7 +47,7 @@ final class HPKETests: XCTestCase {
     }
 
     func testSingleShotRoundTripAndDeterministicEphemeral() throws {
-        var rng = CryptoTestRNG(seed: 3)
+        var rng = SplitMix64(seed: 3)
         let recipient = try suite.generateKeyPair(using: &rng)
         let ephemeral = try suite.generateKeyPair(using: &rng)
         let first = try suite.sealBase(recipient: recipient.publicKey, info: info, aad: [9], plaintext: [1, 2, 3], ephemeral: ephemeral)
@@ -58,7 +59,7 @@ final class HPKETests: XCTestCase {
     }
 
     func testTamperedCiphertextWrongAADAndWrongKeyAreTypedErrors() throws {
-        var rng = CryptoTestRNG(seed: 4)
+        var rng = SplitMix64(seed: 4)
         let recipient = try suite.generateKeyPair(using: &rng)
         let other = try suite.generateKeyPair(using: &rng)
         let sealed = try suite.sealBase(recipient: recipient.publicKey, info: info, aad: [1], plaintext: Array("hello".utf8), using: &rng)
@@ -83,7 +84,7 @@ final class HPKETests: XCTestCase {
     }
 
     func testFailedOpenDoesNotAdvanceSequence() throws {
-        var rng = CryptoTestRNG(seed: 5)
+        var rng = SplitMix64(seed: 5)
         let recipient = try suite.generateKeyPair(using: &rng)
         var (enc, sender) = try suite.setupBaseSender(recipient: recipient.publicKey, info: info, using: &rng)
         var receiver = try suite.setupBaseRecipient(enc: enc, recipient: recipient.privateKey, info: info)
@@ -95,7 +96,7 @@ final class HPKETests: XCTestCase {
     }
 
     func testLowOrderPublicKeyIsRejected() throws {
-        var rng = CryptoTestRNG(seed: 6)
+        var rng = SplitMix64(seed: 6)
         let ephemeral = try suite.generateKeyPair(using: &rng)
         // The all-zero u-coordinate is a point of small order: X25519 yields the zero secret.
         XCTAssertThrowsError(try suite.encap(recipient: HPKEPublicKey([UInt8](repeating: 0, count: 32)), ephemeral: ephemeral)) {
@@ -107,7 +108,7 @@ final class HPKETests: XCTestCase {
     }
 
     func testExportLengthBounds() throws {
-        var rng = CryptoTestRNG(seed: 7)
+        var rng = SplitMix64(seed: 7)
         let recipient = try suite.generateKeyPair(using: &rng)
         let (_, context) = try suite.setupBaseSender(recipient: recipient.publicKey, info: info, using: &rng)
         XCTAssertEqual(try context.export(exporterContext: [], length: 0).count, 0)
@@ -118,15 +119,3 @@ final class HPKETests: XCTestCase {
     }
 }
 
-/// SplitMix64: a seeded generator so tests replay the same keys (never for production).
-struct CryptoTestRNG: RandomNumberGenerator {
-    private var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-}

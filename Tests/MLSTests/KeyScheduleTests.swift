@@ -36,7 +36,7 @@ final class KeyScheduleTests: XCTestCase {
     }
 
     private func sampleSecrets(seed: UInt64) -> EpochSecrets {
-        var rng = CryptoTestRNG(seed: seed)
+        var rng = SplitMix64(seed: seed)
         return EpochSecrets(cs, epochSecret: rng.randomSecret(32))
     }
 
@@ -77,7 +77,7 @@ final class KeyScheduleTests: XCTestCase {
     }
 
     func testJoinerAndWelcomeFlowAgreesWithCommitter() throws {
-        var rng = CryptoTestRNG(seed: 23)
+        var rng = SplitMix64(seed: 23)
         let context = GroupContext(groupID: [1, 2, 3], epoch: 1, treeHash: cs.hash([1]), confirmedTranscriptHash: cs.hash([2]))
         let initSecret = KeySchedule.newGroupInitSecret(cs, using: &rng)
         let joiner = try KeySchedule.joinerSecret(cs, initSecret: initSecret, commitSecret: KeySchedule.zeroCommitSecret(cs), groupContext: context)

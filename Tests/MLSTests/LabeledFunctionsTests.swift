@@ -1,5 +1,6 @@
 import XCTest
 @testable import MLS
+import TestSupport
 
 /// RFC 9420 §5 labeled functions beyond the published vectors: label separation, tampering,
 /// and that secrets never print.
@@ -15,7 +16,7 @@ final class LabeledFunctionsTests: XCTestCase {
     }
 
     func testSignatureBindsLabelContentAndKey() throws {
-        var rng = CryptoTestRNG(seed: 10)
+        var rng = SplitMix64(seed: 10)
         let key = try SignaturePrivateKey.generate(using: &rng)
         let other = try SignaturePrivateKey.generate(using: &rng)
         let content: [UInt8] = Array("LeafNodeTBS bytes".utf8)
@@ -37,7 +38,7 @@ final class LabeledFunctionsTests: XCTestCase {
     }
 
     func testEncryptWithLabelBindsLabelAndContext() throws {
-        var rng = CryptoTestRNG(seed: 11)
+        var rng = SplitMix64(seed: 11)
         let keyPair = try cs.hpke.generateKeyPair(using: &rng)
         let sealed = try cs.encryptWithLabel(keyPair.publicKey, label: "UpdatePathNode", context: [1, 2, 3], plaintext: [9, 9], using: &rng)
         XCTAssertEqual(try cs.decryptWithLabel(keyPair.privateKey, label: "UpdatePathNode", context: [1, 2, 3], ciphertext: sealed), [9, 9])

@@ -1,5 +1,6 @@
 import MLS
 import XCTest
+import TestSupport
 
 /// The group API end to end: create, add by Welcome, messages, removes, self-updates with a
 /// new signature key, SelfRemove, extensions, pending commits, past epochs and state round trips.
@@ -17,7 +18,7 @@ final class MLSGroupTests: XCTestCase {
     }
 
     func testKeyPackageBundleIsValidLastResortAndRoundTrips() throws {
-        var rng = CryptoTestRNG(seed: 1)
+        var rng = SplitMix64(seed: 1)
         let bundle = try GroupTestSupport.keyPackage(7, using: &rng)
         let verified = try bundle.keyPackage.validate(at: now)
         XCTAssertEqual(verified.reference, bundle.reference)
@@ -31,14 +32,14 @@ final class MLSGroupTests: XCTestCase {
     }
 
     func testKeyPackageCreationRefusesUnlistedExtension() throws {
-        var rng = CryptoTestRNG(seed: 2)
+        var rng = SplitMix64(seed: 2)
         XCTAssertThrowsError(try KeyPackageBundle.create(
             credential: .basic(identity: GroupTestSupport.identity(1)), signer: try SignaturePrivateKey.generate(using: &rng),
             capabilities: Capabilities(), lifetime: .standard(from: now), extensions: Extensions([.lastResort]), using: &rng))
     }
 
     func testCreateCarriesOpaqueExtensionsAndRequiredCapabilities() throws {
-        var rng = CryptoTestRNG(seed: 3)
+        var rng = SplitMix64(seed: 3)
         let group = try GroupTestSupport.createGroup(0, using: &rng)
         XCTAssertEqual(group.epoch, 0)
         XCTAssertEqual(group.members.count, 1)
@@ -51,7 +52,7 @@ final class MLSGroupTests: XCTestCase {
     }
 
     func testAddJoinMessageAndExporterAgree() throws {
-        var rng = CryptoTestRNG(seed: 4)
+        var rng = SplitMix64(seed: 4)
         var groups = try GroupTestSupport.makeGroup(members: 3, using: &rng)
         assertAgree(groups)
         XCTAssertEqual(groups[0].epoch, 1)
@@ -71,7 +72,7 @@ final class MLSGroupTests: XCTestCase {
     }
 
     func testRemoveDeactivatesTheRemovedMember() throws {
-        var rng = CryptoTestRNG(seed: 5)
+        var rng = SplitMix64(seed: 5)
         var groups = try GroupTestSupport.makeGroup(members: 3, using: &rng)
         let output = try groups[0].removeMembers([LeafIndex(2)], using: &rng)
         XCTAssertEqual(output.summary.removed.map(\.identity), [GroupTestSupport.identity(2)])
@@ -89,7 +90,7 @@ final class MLSGroupTests: XCTestCase {
     }
 
     func testSelfUpdateWithNewSignerAndPublicMessageEchoMerges() throws {
-        var rng = CryptoTestRNG(seed: 6)
+        var rng = SplitMix64(seed: 6)
         var configuration = GroupConfiguration()
         configuration.handshakeWireFormat = .publicMessage
         var groups = try GroupTestSupport.makeGroup(members: 2, configuration: configuration, using: &rng)
@@ -113,7 +114,7 @@ final class MLSGroupTests: XCTestCase {
     }
 
     func testSelfRemoveIsProposedAsPublicMessageAndCommittedByAnother() throws {
-        var rng = CryptoTestRNG(seed: 7)
+        var rng = SplitMix64(seed: 7)
         var groups = try GroupTestSupport.makeGroup(members: 3, using: &rng)
         let proposal = try groups[2].proposeSelfRemove(using: &rng)
         guard case .publicMessage = proposal.body else { return XCTFail("SelfRemove goes as PublicMessage") }
@@ -136,7 +137,7 @@ final class MLSGroupTests: XCTestCase {
     }
 
     func testGroupContextExtensionsCommitChangesOpaqueData() throws {
-        var rng = CryptoTestRNG(seed: 8)
+        var rng = SplitMix64(seed: 8)
         var groups = try GroupTestSupport.makeGroup(members: 2, using: &rng)
         let newExtensions = try GroupTestSupport.groupContextExtensions(data: Array("renamed".utf8))
         let output = try groups[0].updateGroupContextExtensions(newExtensions, using: &rng)
@@ -152,7 +153,7 @@ final class MLSGroupTests: XCTestCase {
     }
 
     func testPendingCommitCanBeClearedAndAnotherCommitWins() throws {
-        var rng = CryptoTestRNG(seed: 9)
+        var rng = SplitMix64(seed: 9)
         var groups = try GroupTestSupport.makeGroup(members: 3, using: &rng)
         let ours = try groups[0].selfUpdate(using: &rng)
         XCTAssertThrowsError(try groups[0].selfUpdate(using: &rng)) { XCTAssertEqual($0 as? MLSError, .pendingCommitExists) }
@@ -171,7 +172,7 @@ final class MLSGroupTests: XCTestCase {
     }
 
     func testLateApplicationMessagesDecryptForFivePastEpochs() throws {
-        var rng = CryptoTestRNG(seed: 10)
+        var rng = SplitMix64(seed: 10)
         var groups = try GroupTestSupport.makeGroup(members: 2, using: &rng)
         var late: [MLSMessage] = []
         var exporters: [UInt64: Secret] = [:]
@@ -202,7 +203,7 @@ final class MLSGroupTests: XCTestCase {
     }
 
     func testSerializedGroupRestoresAndKeepsWorking() throws {
-        var rng = CryptoTestRNG(seed: 11)
+        var rng = SplitMix64(seed: 11)
         var groups = try GroupTestSupport.makeGroup(members: 3, using: &rng)
         let pendingMessage = try groups[2].encryptApplicationMessage([5], using: &rng)
         let output = try groups[0].selfUpdate(using: &rng)
@@ -230,7 +231,7 @@ final class MLSGroupTests: XCTestCase {
     }
 
     func testWelcomeForAnotherKeyPackageIsRefused() throws {
-        var rng = CryptoTestRNG(seed: 12)
+        var rng = SplitMix64(seed: 12)
         var creator = try GroupTestSupport.createGroup(0, using: &rng)
         let invited = try GroupTestSupport.keyPackage(1, using: &rng)
         let stranger = try GroupTestSupport.keyPackage(2, using: &rng)

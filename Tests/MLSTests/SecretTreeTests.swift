@@ -1,5 +1,6 @@
 import XCTest
 @testable import MLS
+import TestSupport
 
 /// Secret tree and hash ratchet behaviour beyond the vectors: out-of-order delivery within the
 /// tolerance, replay and distance limits, all-or-nothing failures, deletion and state encoding.
@@ -7,7 +8,7 @@ final class SecretTreeTests: XCTestCase {
     private let cs = CipherSuiteProvider.mls128DHKEMX25519AES128GCMSHA256Ed25519
 
     private func makeTree(leaves: Int = 8, seed: UInt64 = 30, configuration: SenderRatchetConfiguration = .default) throws -> SecretTree {
-        var rng = CryptoTestRNG(seed: seed)
+        var rng = SplitMix64(seed: seed)
         return try SecretTree(cs, encryptionSecret: rng.randomSecret(32), leafCount: leaves, configuration: configuration)
     }
 

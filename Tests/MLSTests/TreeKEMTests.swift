@@ -1,5 +1,6 @@
 import XCTest
 @testable import MLS
+import TestSupport
 
 /// TreeKEM between in-process members: commits with paths after adds, removes and updates;
 /// joiners through Welcome path secrets; and rejection of tampered UpdatePaths.

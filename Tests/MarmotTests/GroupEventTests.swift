@@ -19,7 +19,7 @@ final class GroupEventTests: XCTestCase {
 
     /// An event signed by a throwaway key with these fields.
     func event(kind: Int = 445, content: String, tags: [[String]], createdAt: Int64? = nil, seed: UInt64 = 1) throws -> Event {
-        var rng = TestRNG(seed: seed)
+        var rng = SplitMix64(seed: seed)
         return try Event.sign(kind: kind, content: content, tags: tags, createdAt: createdAt ?? now, keys: Keys.generate(using: &rng), rng: &rng)
     }
 
@@ -56,7 +56,7 @@ final class GroupEventTests: XCTestCase {
     // MARK: Round trips
 
     func testSealValidateDecrypt() throws {
-        var rng = TestRNG(seed: 445)
+        var rng = SplitMix64(seed: 445)
         let message = try sampleMessage()
         let sealed = try GroupEvent.seal(message: message, exporterSecret: secret(7), nostrGroupID: groupID, createdAt: now, rng: &rng)
         XCTAssertEqual(sealed.kind, 445)
@@ -91,7 +91,7 @@ final class GroupEventTests: XCTestCase {
     /// interop venv): it opens ours with the same key, and we open what it sealed as
     /// base64(nonce ‖ ciphertext ‖ tag) with empty AAD — MDK's `encrypt_message_with_exporter_secret`.
     func testEnvelopeMatchesIndependentChaChaPoly() throws {
-        var rng = TestRNG(seed: 8439)
+        var rng = SplitMix64(seed: 8439)
         let message = try sampleMessage()
         let key = (0..<32).map { UInt8($0) }
         let sealed = try GroupEvent.seal(message: message, exporterSecret: Secret(key), nostrGroupID: groupID, createdAt: now, rng: &rng)
@@ -117,7 +117,7 @@ final class GroupEventTests: XCTestCase {
     // MARK: Hostile and malformed input
 
     func testTamperingIsDetected() throws {
-        var rng = TestRNG(seed: 9)
+        var rng = SplitMix64(seed: 9)
         let sealed = try GroupEvent.seal(message: try sampleMessage(), exporterSecret: secret(7), nostrGroupID: groupID, createdAt: now, rng: &rng)
         let payload = try StrictBase64.decode(sealed.content, field: "content")
         for position in [0, 11, 12, 13, payload.count / 2, payload.count - 17, payload.count - 16, payload.count - 1] {
@@ -181,7 +181,7 @@ final class GroupEventTests: XCTestCase {
     }
 
     func testExporterSecretLength() throws {
-        var rng = TestRNG(seed: 3)
+        var rng = SplitMix64(seed: 3)
         let short = Secret([UInt8](repeating: 1, count: 16))
         XCTAssertThrowsMarmot(.exactly(.exporterSecretLength(16)),
                               try GroupEvent.seal(message: try sampleMessage(), exporterSecret: short, nostrGroupID: groupID, createdAt: now, rng: &rng))
@@ -192,7 +192,7 @@ final class GroupEventTests: XCTestCase {
     }
 
     func testErrorsCarryNoSecrets() throws {
-        var rng = TestRNG(seed: 4)
+        var rng = SplitMix64(seed: 4)
         let sealed = try GroupEvent.seal(message: try sampleMessage(), exporterSecret: secret(0x5A), nostrGroupID: groupID, createdAt: now, rng: &rng)
         do {
             _ = try GroupEvent.validate(sealed, now: now).decrypt(using: [secret(0x5B)])

@@ -2,10 +2,11 @@ import Foundation
 import Marmot
 import Nostr
 import XCTest
+import TestSupport
 
 /// Inner application events: MDK's author binding, Whistle's payloads and the builders.
 final class InnerEventTests: XCTestCase {
-    var rng = TestRNG(seed: 9)
+    var rng = SplitMix64(seed: 9)
     lazy var alice = Keys.generate(using: &rng).publicKey
     lazy var bob = Keys.generate(using: &rng).publicKey
     let now: Int64 = 1_800_000_000

@@ -89,7 +89,7 @@ final class KeyPackageEventTests: XCTestCase {
     // MARK: Our own events
 
     func testSignedRoundTripBothKinds() throws {
-        var rng = TestRNG(seed: 30443)
+        var rng = SplitMix64(seed: 30443)
         let keys = Keys.generate(using: &rng)
         let now: Int64 = 1_800_000_000
         let kp = try TestData.marmotKeyPackage(identity: keys.publicKey.bytes, now: now, rng: &rng)
@@ -242,7 +242,7 @@ final class KeyPackageEventTests: XCTestCase {
     }
 
     func testCredentialRules() throws {
-        var rng = TestRNG(seed: 2)
+        var rng = SplitMix64(seed: 2)
         let keys = Keys.generate(using: &rng)
         let now: Int64 = 1_800_000_000
         func event(for kp: KeyPackage) throws -> Event {

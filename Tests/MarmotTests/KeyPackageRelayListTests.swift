@@ -1,10 +1,11 @@
 import Marmot
 import Nostr
 import XCTest
+import TestSupport
 
 final class KeyPackageRelayListTests: XCTestCase {
     func testBuildAndParse() throws {
-        var rng = TestRNG(seed: 10051)
+        var rng = SplitMix64(seed: 10051)
         let keys = Keys.generate(using: &rng)
         let relays = [try RelayURL("wss://one.example"), try RelayURL("wss://Two.Example/"), try RelayURL("wss://one.example/")]
         let event = try KeyPackageRelayList.sign(relays: relays, keys: keys, createdAt: 1_800_000_000, rng: &rng)
@@ -22,7 +23,7 @@ final class KeyPackageRelayListTests: XCTestCase {
     /// Like White Noise: other tags and unparseable URLs are skipped, duplicates collapse,
     /// an empty list is valid.
     func testLenientParse() throws {
-        var rng = TestRNG(seed: 1)
+        var rng = SplitMix64(seed: 1)
         let keys = Keys.generate(using: &rng)
         let event = try Event.sign(kind: 10051, content: "", tags: [
             ["relay", "wss://a.example"], ["r", "wss://b.example"], ["relay"], ["relay", "https://c.example"],

@@ -3,12 +3,13 @@ import MLS
 import Marmot
 import Nostr
 import XCTest
+import TestSupport
 
 /// MarmotGroup without I/O: creation and joining, MDK's same-epoch race rule with rollback,
 /// receiver-side admin policy, SelfRemove auto-commit, and the welcome size ceiling.
 final class MarmotGroupTests: XCTestCase {
     let now: Int64 = 1_795_000_000
-    var rng = TestRNG(seed: 0x6D61_726D_6F74)
+    var rng = SplitMix64(seed: 0x6D61_726D_6F74)
 
     struct Member {
         let keys: Keys

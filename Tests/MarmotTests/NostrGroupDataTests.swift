@@ -1,6 +1,7 @@
 import MLS
 import Marmot
 import XCTest
+import TestSupport
 
 /// The 0xF2EE codec against bytes laid out by hand from MDK's `TlsNostrGroupDataExtension`
 /// (tls_codec derive: u16, [u8;32], then MLS varint-prefixed vectors), and hostile input.
@@ -201,7 +202,7 @@ final class NostrGroupDataTests: XCTestCase {
         let valid = try NostrGroupData(nostrGroupID: groupID, name: "Family", description: "desc", admins: [adminA, adminB],
                                        relays: [try RelayURL("wss://a.example"), try RelayURL("ws://b.example:81")],
                                        disappearingMessageSecs: 3600).extensionData()
-        var rng = TestRNG(seed: 0xF2EE)
+        var rng = SplitMix64(seed: 0xF2EE)
         for _ in 0..<3000 {
             var bytes = valid
             for _ in 0..<Int.random(in: 1...4, using: &rng) {
@@ -229,7 +230,7 @@ final class NostrGroupDataTests: XCTestCase {
     }
 
     func testRandomGroupIDFromRNG() {
-        var rng = TestRNG(seed: 7)
+        var rng = SplitMix64(seed: 7)
         let a = NostrGroupData(name: "a", admins: [], relays: [], using: &rng)
         let b = NostrGroupData(name: "a", admins: [], relays: [], using: &rng)
         XCTAssertEqual(a.nostrGroupID.count, 32)

@@ -1,5 +1,6 @@
 import Marmot
 import XCTest
+import TestSupport
 
 /// Relay URLs print and order as rust-nostr's `RelayUrl`, which MDK writes into 0xF2EE and
 /// KeyPackage/Welcome tags.
@@ -83,7 +84,7 @@ final class RelayURLTests: XCTestCase {
     /// URL-shaped strings assembled at random from tricky parts (scheme case and separators, IPv4
     /// short and hex forms, IPv6 with IPv4 tails, ports, dot segments, characters to escape).
     static func randomURLs(count: Int) -> [String] {
-        var rng = TestRNG(seed: 0x5EED)
+        var rng = SplitMix64(seed: 0x5EED)
         let schemes = ["ws", "wss", "WSS", "Ws", "wSs", "http", "wss+x", "w"]
         let separators = ["://", "://", "://", ":/", ":///"]
         let hosts = ["relay.example.com", "RELAY.Example.Com", "127.0.0.1", "0x7f.0.0.1", "1.2.3", "10.1", "0", "999.1.1.1",

@@ -40,7 +40,7 @@ final class EventTests: XCTestCase {
     }
 
     func testSignedEventRoundTripAndTampering() throws {
-        var rng = TestRNG(seed: 3)
+        var rng = SplitMix64(seed: 3)
         let keys = Keys.generate(using: &rng)
         let content = "line\nquote\" slash/ tab\t ctl\u{01} ünïcödé 🐇"
         let event = try Event.sign(kind: 1, content: content, tags: [["e", "abc"], ["p", keys.publicKey.hex, "wss://r"]],
@@ -65,7 +65,7 @@ final class EventTests: XCTestCase {
     }
 
     func testStrictFieldTypes() throws {
-        var rng = TestRNG(seed: 4)
+        var rng = SplitMix64(seed: 4)
         let keys = Keys.generate(using: &rng)
         let event = try Event.sign(kind: 7, content: "+", createdAt: 10, keys: keys, rng: &rng)
         guard case .object(let members) = event.jsonValue else { return XCTFail() }
@@ -110,7 +110,7 @@ final class EventTests: XCTestCase {
     }
 
     func testTagsAndExpiration() throws {
-        var rng = TestRNG(seed: 5)
+        var rng = SplitMix64(seed: 5)
         let keys = Keys.generate(using: &rng)
         let event = try Event.sign(kind: 30_000, content: "", tags: [["d", "list"], ["p", "a"], ["p", "b", "relay"],
                                                                      ["expiration", "1000"], ["x"]],

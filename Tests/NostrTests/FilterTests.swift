@@ -1,9 +1,10 @@
 import XCTest
 @testable import Nostr
+import TestSupport
 
 final class FilterTests: XCTestCase {
     func testMatching() throws {
-        var rng = TestRNG(seed: 6)
+        var rng = SplitMix64(seed: 6)
         let alice = Keys.generate(using: &rng), bob = Keys.generate(using: &rng)
         let event = try Event.sign(kind: 445, content: "c", tags: [["h", "group1"], ["e", "x", "relay"]],
                                    createdAt: 100, keys: alice, rng: &rng)
@@ -23,7 +24,7 @@ final class FilterTests: XCTestCase {
     }
 
     func testJSONRoundTrip() throws {
-        var rng = TestRNG(seed: 7)
+        var rng = SplitMix64(seed: 7)
         let keys = Keys.generate(using: &rng)
         let id = try EventID(hex: String(repeating: "ab", count: 32))
         let filter = Filter(ids: [id], authors: [keys.publicKey], kinds: [1059, 445], since: 10, until: 20, limit: 5,

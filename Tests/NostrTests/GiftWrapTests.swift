@@ -3,7 +3,7 @@ import XCTest
 @testable import Nostr
 
 final class GiftWrapTests: XCTestCase {
-    private var rng = TestRNG(seed: 31)
+    private var rng = SplitMix64(seed: 31)
     private let now: Int64 = 1_750_000_000
 
     func testSpecExampleUnwrapsToItsRumor() throws {

@@ -1,5 +1,6 @@
 import XCTest
 @testable import Nostr
+import TestSupport
 
 final class KeysTests: XCTestCase {
     // BIP-340 vector 1.
@@ -45,7 +46,7 @@ final class KeysTests: XCTestCase {
     }
 
     func testSignVerifyRoundTripAndTamper() throws {
-        var rng = TestRNG(seed: 1)
+        var rng = SplitMix64(seed: 1)
         let keys = Keys.generate(using: &rng)
         let message = [UInt8](repeating: 7, count: 32)
         let sig = try keys.sign(message, using: &rng)
@@ -63,12 +64,12 @@ final class KeysTests: XCTestCase {
     }
 
     func testGenerateIsDeterministicForASeed() {
-        var a = TestRNG(seed: 42), b = TestRNG(seed: 42)
+        var a = SplitMix64(seed: 42), b = SplitMix64(seed: 42)
         XCTAssertEqual(SecretKey.generate(using: &a).publicKey, SecretKey.generate(using: &b).publicKey)
     }
 
     func testSharedXIsSymmetricAndMatchesNIP44Vector() throws {
-        var rng = TestRNG(seed: 9)
+        var rng = SplitMix64(seed: 9)
         let a = SecretKey.generate(using: &rng), b = SecretKey.generate(using: &rng)
         let ab = try a.sharedX(with: b.publicKey)
         XCTAssertEqual(ab.count, 32)

@@ -1,5 +1,6 @@
 import XCTest
 @testable import Nostr
+import TestSupport
 
 final class NIP19Tests: XCTestCase {
     // Examples from NIP-19.
@@ -22,7 +23,7 @@ final class NIP19Tests: XCTestCase {
     }
 
     func testRoundTrips() throws {
-        var rng = TestRNG(seed: 11)
+        var rng = SplitMix64(seed: 11)
         let keys = Keys.generate(using: &rng)
         let id = try EventID(bytes: rng.bytes(32))
         XCTAssertEqual(try EventID(note: id.note), id)
@@ -44,7 +45,7 @@ final class NIP19Tests: XCTestCase {
     }
 
     func testBadInputGivesTypedErrors() throws {
-        var rng = TestRNG(seed: 12)
+        var rng = SplitMix64(seed: 12)
         let npub = Keys.generate(using: &rng).publicKey.npub
         var flipped = Array(npub)
         flipped[10] = flipped[10] == "q" ? "p" : "q"

@@ -8,7 +8,7 @@ final class NIP44Tests: XCTestCase {
     }
 
     func testRoundTripBothDirections() throws {
-        var rng = TestRNG(seed: 21)
+        var rng = SplitMix64(seed: 21)
         let alice = Keys.generate(using: &rng), bob = Keys.generate(using: &rng)
         let ab = try NIP44.conversationKey(secretKey: alice.secretKey, publicKey: bob.publicKey)
         let ba = try NIP44.conversationKey(secretKey: bob.secretKey, publicKey: alice.publicKey)
@@ -29,7 +29,7 @@ final class NIP44Tests: XCTestCase {
     }
 
     func testTamperingAndWrongKeyFailWithInvalidMAC() throws {
-        var rng = TestRNG(seed: 22)
+        var rng = SplitMix64(seed: 22)
         let key = try NIP44.ConversationKey(bytes: rng.bytes(32))
         let other = try NIP44.ConversationKey(bytes: rng.bytes(32))
         let payload = try NIP44.encrypt(plaintext: "secret plan", conversationKey: key, using: &rng)
@@ -66,7 +66,7 @@ final class NIP44Tests: XCTestCase {
     }
 
     func testBadArguments() throws {
-        var rng = TestRNG(seed: 23)
+        var rng = SplitMix64(seed: 23)
         let key = try NIP44.ConversationKey(bytes: rng.bytes(32))
         XCTAssertThrowsError(try NIP44.encrypt(plaintext: "", conversationKey: key, using: &rng)) {
             XCTAssertEqual($0 as? NostrError, .nip44PlaintextLength(0))

@@ -2,35 +2,11 @@ import Foundation
 import Nostr
 import XCTest
 @testable import RelayClient
+import TestSupport
 
 struct TestFailure: Error, CustomStringConvertible {
     let description: String
     init(_ description: String) { self.description = description }
-}
-
-struct TestTimedOut: Error, CustomStringConvertible {
-    let seconds: Double
-    var description: String { "test body exceeded \(seconds) s" }
-}
-
-/// Runs a test body with a hard bound on its time; everything it awaits is cancellable.
-func bounded<T: Sendable>(
-    _ seconds: Double, file: StaticString = #filePath, line: UInt = #line,
-    _ body: @escaping @Sendable () async throws -> T
-) async throws -> T {
-    try await withThrowingTaskGroup(of: T?.self) { group in
-        group.addTask { try await body() }
-        group.addTask {
-            try await Task.sleep(for: .seconds(seconds))
-            return nil
-        }
-        defer { group.cancelAll() }
-        guard let first = try await group.next(), let value = first else {
-            XCTFail("timed out after \(seconds) s", file: file, line: line)
-            throw TestTimedOut(seconds: seconds)
-        }
-        return value
-    }
 }
 
 /// A pool that is always closed, however the body ends.

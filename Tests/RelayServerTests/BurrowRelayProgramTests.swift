@@ -2,6 +2,7 @@ import Foundation
 import Nostr
 import RelayClient
 import XCTest
+import TestSupport
 
 /// The `burrow-relay` program built beside the test bundle: `--help`, a refused configuration,
 /// serving with a config file and flags, a clean stop on SIGTERM, and its data kept for the

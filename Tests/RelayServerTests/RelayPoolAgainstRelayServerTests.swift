@@ -3,6 +3,7 @@ import Nostr
 import RelayClient
 import RelayServer
 import XCTest
+import TestSupport
 
 /// Burrow's own client (`RelayPool`) against the relay: publishing, paginated fetches past the
 /// relay's result cap, live subscriptions, NIP-42 on demand for gift wraps, per-key limits.

@@ -11,26 +11,6 @@ struct TestFailure: Error, CustomStringConvertible {
     init(_ description: String) { self.description = description }
 }
 
-/// Runs a test body with a hard bound on its time; everything it awaits is cancellable.
-func bounded<T: Sendable>(
-    _ seconds: Double, file: StaticString = #filePath, line: UInt = #line,
-    _ body: @escaping @Sendable () async throws -> T
-) async throws -> T {
-    try await withThrowingTaskGroup(of: T?.self) { group in
-        group.addTask { try await body() }
-        group.addTask {
-            try await Task.sleep(for: .seconds(seconds))
-            return nil
-        }
-        defer { group.cancelAll() }
-        guard let first = try await group.next(), let value = first else {
-            XCTFail("timed out after \(seconds) s", file: file, line: line)
-            throw TestFailure("test body exceeded \(seconds) s")
-        }
-        return value
-    }
-}
-
 /// Polls `condition` (cancellable) until it holds or `seconds` pass.
 func eventually(_ what: String, seconds: Double = 10, _ condition: () async throws -> Bool) async throws {
     let deadline = ContinuousClock.now + .seconds(seconds)

@@ -3,6 +3,7 @@ import Nostr
 import RelayClient
 import XCTest
 @testable import RelayServer
+import TestSupport
 
 /// Starting and stopping the embeddable relay: failures are typed errors that leave nothing
 /// running, and the URLs NIP-42 accepts follow the listening address.

@@ -1,6 +1,7 @@
 import Foundation
 import XCTest
 @testable import Store
+import TestSupport
 
 /// Right passphrase, damaged store: every way of damaging it reads as `storeCorrupt`, and a
 /// wrong passphrase is still `wrongPassphrase` whatever state the database is in.
@@ -141,15 +142,3 @@ final class StoreCorruptionTests: StoreTestCase {
     }
 }
 
-/// A small deterministic generator for garbage bytes.
-struct SplitMix64: RandomNumberGenerator {
-    var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-}

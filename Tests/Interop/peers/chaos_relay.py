@@ -37,13 +37,13 @@ import itertools
 import json
 import os
 import random
-import signal
 import sys
-import threading
 
 from websockets.asyncio.client import connect
 from websockets.asyncio.server import serve
 from websockets.exceptions import ConnectionClosed
+
+import peer_protocol
 
 MAX_MESSAGE = 16 * 1024 * 1024
 
@@ -235,26 +235,9 @@ async def main():
     server = await serve(chaos.handle, "127.0.0.1", args.port, max_size=MAX_MESSAGE, compression=None)
     port = server.sockets[0].getsockname()[1]
 
-    loop = asyncio.get_running_loop()
-    stop = asyncio.Event()
-    for sig in (signal.SIGTERM, signal.SIGINT):
-        loop.add_signal_handler(sig, stop.set)
-
-    def watch_stdin():
-        try:
-            while sys.stdin.buffer.read(4096):
-                pass
-        except (OSError, ValueError):
-            pass
-        loop.call_soon_threadsafe(stop.set)
-
-    threading.Thread(target=watch_stdin, daemon=True).start()
     print("READY ws://127.0.0.1:%d" % port, flush=True)
     background = [asyncio.ensure_future(chaos.restarts()), asyncio.ensure_future(chaos.report())]
-    try:
-        await asyncio.wait_for(stop.wait(), timeout=args.lifetime)
-    except asyncio.TimeoutError:
-        print("lifetime reached", file=sys.stderr, flush=True)
+    await peer_protocol.run_until_stopped(args.lifetime)
     for task in background:
         task.cancel()
     server.close()

@@ -16,11 +16,11 @@ minute per connection unless --notes-per-minute says otherwise.
 import argparse
 import asyncio
 import os
-import signal
 import sys
-import threading
 
 import nostr_sdk as nostr
+
+import peer_protocol
 
 
 def parse_args():
@@ -68,27 +68,8 @@ async def main():
     await relay.run()  # returns once the listener is bound
     url = await relay.url()
 
-    loop = asyncio.get_running_loop()
-    stop = asyncio.Event()
-    for sig in (signal.SIGTERM, signal.SIGINT):
-        loop.add_signal_handler(sig, stop.set)
-
-    def watch_stdin():
-        # Blocks until the parent closes our stdin (or dies): then we must not outlive it.
-        try:
-            while sys.stdin.buffer.read(4096):
-                pass
-        except (OSError, ValueError):
-            pass
-        loop.call_soon_threadsafe(stop.set)
-
-    threading.Thread(target=watch_stdin, daemon=True).start()
-
     print(f"READY {url}", flush=True)
-    try:
-        await asyncio.wait_for(stop.wait(), timeout=args.lifetime)
-    except asyncio.TimeoutError:
-        print("lifetime reached", file=sys.stderr, flush=True)
+    await peer_protocol.run_until_stopped(args.lifetime)
     relay.shutdown()
 
 

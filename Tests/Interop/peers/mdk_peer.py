@@ -109,6 +109,8 @@ from datetime import timedelta
 import mdk
 import nostr_sdk as ns
 
+import peer_protocol
+
 FETCH_TIMEOUT = timedelta(seconds=10)
 OK_TIMEOUT = timedelta(seconds=10)
 # With fresh_fetches a cut connection is new anyway: do not wait long for an OK that cannot come.
@@ -720,62 +722,24 @@ OPS = {name[3:]: getattr(PEER, name) for name in dir(Peer) if name.startswith("o
 NEEDS_INIT = set(OPS) - {"init", "ping"}
 
 
-def _emit(obj):
-    sys.stdout.write(json.dumps(obj, ensure_ascii=False, separators=(",", ":")) + "\n")
-    sys.stdout.flush()
-
-
-def _handle(line, loop):
-    try:
-        request = json.loads(line)
-    except ValueError:
-        return {"ok": False, "error": "request is not JSON"}
-    if not isinstance(request, dict):
-        return {"ok": False, "error": "request is not a JSON object"}
-    op = request.get("op")
-    fn = OPS.get(op)
-    if fn is None:
-        return {"ok": False, "error": "unknown op %r" % (op,)}
-    if op in NEEDS_INIT and PEER.mdk is None:
-        return {"ok": False, "error": "%s: init first" % op}
-    try:
-        response = asyncio.run_coroutine_threadsafe(fn(request), loop).result()
-    except KeyError as missing:
-        return {"ok": False, "error": "%s: missing field %s" % (op, missing)}
-    except Exception as exc:  # MDK and nostr-sdk raise their own types; report type and message
-        return {"ok": False, "error": "%s: %s: %s" % (op, type(exc).__name__, exc)}
-    response["ok"] = True
-    return response
-
-
-def _watch_parent(parent):
-    # Reparented means the test process died without closing our stdin: leave.
-    while True:
-        time.sleep(1)
-        if os.getppid() != parent:
-            os._exit(0)
-
-
 def main():
-    threading.Thread(target=_watch_parent, args=(os.getppid(),), daemon=True).start()
+    peer_protocol.watch_parent()
     # One event loop for the whole process: nostr-sdk's futures and our live-arrival watcher run
     # on it between requests too. MDK is only ever called from this loop's thread.
     loop = asyncio.new_event_loop()
     ns.uniffi_set_event_loop(loop)  # the NIP-42 authenticator is called back on this loop
     threading.Thread(target=loop.run_forever, daemon=True).start()
-    _emit({
+    ready = {
         "ok": True,
         "ready": True,
         "peer": "mdk",
         "version": importlib.metadata.version("mdk-python"),
         "nostr_sdk": importlib.metadata.version("nostr-sdk"),
         "ops": sorted(OPS),
-    })
-    for line in sys.stdin:
-        if line.strip():
-            _emit(_handle(line, loop))
-    sys.stdout.flush()
-    os._exit(0)
+    }
+    call = peer_protocol.call_on(loop)
+    refuse = lambda op: "init first" if op in NEEDS_INIT and PEER.mdk is None else None
+    peer_protocol.serve_requests(ready, lambda line: peer_protocol.handle(line, OPS, call, refuse))
 
 
 if __name__ == "__main__":

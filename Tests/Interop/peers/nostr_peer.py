@@ -28,13 +28,10 @@ objects at interpreter exit can crash. It never prints secret keys or plaintexts
 """
 
 import importlib.metadata
-import json
-import os
-import sys
-import threading
-import time
 
 import nostr_sdk as ns
+
+import peer_protocol
 
 
 def _secret(request):
@@ -120,49 +117,10 @@ def op_unwrap(request):
 OPS = {name[3:]: fn for name, fn in globals().items() if name.startswith("op_")}
 
 
-def _emit(obj):
-    sys.stdout.write(json.dumps(obj, ensure_ascii=False, separators=(",", ":")) + "\n")
-    sys.stdout.flush()
-
-
-def _handle(line):
-    try:
-        request = json.loads(line)
-    except ValueError:
-        return {"ok": False, "error": "request is not JSON"}
-    if not isinstance(request, dict):
-        return {"ok": False, "error": "request is not a JSON object"}
-    op = request.get("op")
-    fn = OPS.get(op)
-    if fn is None:
-        return {"ok": False, "error": "unknown op %r" % (op,)}
-    try:
-        response = fn(request)
-    except KeyError as missing:
-        return {"ok": False, "error": "%s: missing field %s" % (op, missing)}
-    except Exception as exc:  # nostr-sdk raises its own error types; report the type and message
-        return {"ok": False, "error": "%s: %s: %s" % (op, type(exc).__name__, exc)}
-    response["ok"] = True
-    return response
-
-
-def _watch_parent(parent):
-    # When the test process dies without closing our stdin (another child may hold the pipe),
-    # we are reparented: leave instead of lingering.
-    while True:
-        time.sleep(1)
-        if os.getppid() != parent:
-            os._exit(0)
-
-
 def main():
-    threading.Thread(target=_watch_parent, args=(os.getppid(),), daemon=True).start()
-    _emit({"ok": True, "ready": True, "peer": "nostr-sdk", "version": importlib.metadata.version("nostr-sdk"), "ops": sorted(OPS)})
-    for line in sys.stdin:
-        if line.strip():
-            _emit(_handle(line))
-    sys.stdout.flush()
-    os._exit(0)
+    peer_protocol.watch_parent()
+    ready = {"ok": True, "ready": True, "peer": "nostr-sdk", "version": importlib.metadata.version("nostr-sdk"), "ops": sorted(OPS)}
+    peer_protocol.serve_requests(ready, lambda line: peer_protocol.handle(line, OPS, peer_protocol.call_directly))
 
 
 if __name__ == "__main__":

@@ -35,14 +35,14 @@ It exits on EOF on stdin, or when its parent dies, with os._exit(0).
 import asyncio
 import importlib.metadata
 import json
-import os
-import sys
 import threading
 import time
 import urllib.request
 from datetime import timedelta
 
 import nostr_sdk as ns
+
+import peer_protocol
 
 OK_TIMEOUT = timedelta(seconds=10)
 
@@ -202,55 +202,17 @@ OPS = {name[3:]: getattr(PEER, name) for name in dir(Peer) if name.startswith("o
 NEEDS_CONNECT = set(OPS) - {"connect", "ping", "nip11"}
 
 
-def _emit(obj):
-    sys.stdout.write(json.dumps(obj, ensure_ascii=False, separators=(",", ":")) + "\n")
-    sys.stdout.flush()
-
-
-def _handle(line, loop):
-    try:
-        request = json.loads(line)
-    except ValueError:
-        return {"ok": False, "error": "request is not JSON"}
-    if not isinstance(request, dict):
-        return {"ok": False, "error": "request is not a JSON object"}
-    op = request.get("op")
-    fn = OPS.get(op)
-    if fn is None:
-        return {"ok": False, "error": "unknown op %r" % (op,)}
-    if op in NEEDS_CONNECT and PEER.client is None:
-        return {"ok": False, "error": "%s: connect first" % op}
-    try:
-        response = asyncio.run_coroutine_threadsafe(fn(request), loop).result()
-    except KeyError as missing:
-        return {"ok": False, "error": "%s: missing field %s" % (op, missing)}
-    except Exception as exc:  # nostr-sdk raises its own types; report type and message
-        return {"ok": False, "error": "%s: %s: %s" % (op, type(exc).__name__, exc)}
-    response["ok"] = True
-    return response
-
-
-def _watch_parent(parent):
-    # Reparented means the test process died without closing our stdin: leave.
-    while True:
-        time.sleep(1)
-        if os.getppid() != parent:
-            os._exit(0)
-
-
 def main():
-    threading.Thread(target=_watch_parent, args=(os.getppid(),), daemon=True).start()
+    peer_protocol.watch_parent()
     # One event loop for the whole process: nostr-sdk's futures, the authenticator callback
     # and the notification watcher all run on it.
     loop = asyncio.new_event_loop()
     ns.uniffi_set_event_loop(loop)
     threading.Thread(target=loop.run_forever, daemon=True).start()
-    _emit({"ok": True, "ready": True, "peer": "nostr-sdk client", "version": importlib.metadata.version("nostr-sdk"), "ops": sorted(OPS)})
-    for line in sys.stdin:
-        if line.strip():
-            _emit(_handle(line, loop))
-    sys.stdout.flush()
-    os._exit(0)
+    ready = {"ok": True, "ready": True, "peer": "nostr-sdk client", "version": importlib.metadata.version("nostr-sdk"), "ops": sorted(OPS)}
+    call = peer_protocol.call_on(loop)
+    refuse = lambda op: "connect first" if op in NEEDS_CONNECT and PEER.client is None else None
+    peer_protocol.serve_requests(ready, lambda line: peer_protocol.handle(line, OPS, call, refuse))
 
 
 if __name__ == "__main__":
