@@ -95,7 +95,7 @@ let package = Package(
         .executableTarget(
             name: "burrow-bench",
             dependencies: [
-                "Nostr", "MLS", "Marmot", "Store", "CSecp256k1", "RelayClient",
+                "Nostr", "MLS", "Marmot", "Store", "Node", "CSecp256k1", "RelayClient",
                 .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: swift5

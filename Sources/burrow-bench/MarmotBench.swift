@@ -1,6 +1,7 @@
 import Foundation
 import MLS
 import Marmot
+import Node
 import Nostr
 
 /// Burrow's Marmot group operations beside MDK 0.8.0's (mdk-python, `Tests/Interop/peers/bench_mdk.py`),
@@ -212,7 +213,7 @@ struct MarmotBench: BenchSection {
             let commit = try timed("add_commit") { try creator.addMember(newcomer, to: id, relays: relays, now: now, using: &rng) }
             let outcome = try timed("process_commit") { try member.receive(commit.jsonString, now: now) }
             guard case .commit = outcome else { throw BenchFailure.check("the member did not apply the add commit") }
-            let states = try [creator, member].map { party in try party.store.transaction { try GroupRecord.load(id, $0).group } }
+            let states = try [creator, member].map { party in try party.store.transaction { try LoadedGroup.load(id, $0).group } }
             guard states.allSatisfy({ $0.members.count == size + 1 }), states[0].epoch == states[1].epoch,
                   states[0].mls.epochAuthenticator == states[1].mls.epochAuthenticator
             else { throw BenchFailure.check("creator and member disagree after the add (N = \(size))") }

@@ -1,12 +1,13 @@
 import Foundation
 import MLS
 import Marmot
+import Node
 import Nostr
 import Store
 
 /// One Burrow user of the Marmot bench: a Nostr identity and its own SQLCipher store, driven
-/// through the public Marmot and Store APIs the way `BurrowNode` drives them (the node's
-/// transactions, rows and order, without its relays): every operation loads the group from the
+/// through the public Marmot and Store APIs and the node's own `LoadedGroup`, the way
+/// `BurrowNode` drives them (the node's transactions, rows and order, without its relays): every operation loads the group from the
 /// store, changes it and saves it back in one transaction, as the node does per command or event.
 final class MarmotBenchParty {
     let keys: Keys
@@ -35,7 +36,7 @@ final class MarmotBenchParty {
         let wraps = wrap ? try welcomes.map {
             try GiftWrap.wrap(rumor: $0.rumor, sender: keys, recipient: $0.recipient, now: now, rng: &rng)
         } : []
-        var record = GroupRecord(group: group, state: .active, now: now, syncSince: now)
+        var record = LoadedGroup(new: group, now: now, syncSince: now)
         try store.transaction { tx in
             try record.save(tx)
             for event in wraps {
@@ -49,7 +50,7 @@ final class MarmotBenchParty {
     /// Joins from a Welcome rumor with our KeyPackage and stores the group (not measured).
     func join(_ welcome: MarmotGroup.OutgoingWelcome, keyPackage: KeyPackageBundle, now: Int64) throws -> MarmotGroup {
         let group = try MarmotGroup.join(welcome: WelcomeRumor.verify(welcome.rumor), keyPackage: keyPackage)
-        var record = GroupRecord(group: group, state: .active, now: now, syncSince: welcome.rumor.createdAt)
+        var record = LoadedGroup(new: group, now: now, syncSince: welcome.rumor.createdAt)
         try store.transaction { try record.save($0) }
         return group
     }
@@ -64,7 +65,7 @@ final class MarmotBenchParty {
                    using rng: inout SystemRandomNumberGenerator) throws -> Event {
         let invitee = try KeyPackageEvent.verify(UnverifiedEvent(json: keyPackageJSON).verified(), now: now)
         let pending = try store.transaction { tx -> MarmotGroup.PendingCommitEvent in
-            var record = try GroupRecord.load(id, tx)
+            var record = try LoadedGroup.load(id, tx)
             let pending = try record.group.addMembers([invitee], committer: publicKey, now: now, using: &rng)
             try record.save(tx)
             try tx.processedEvents.mark(eventID: pending.event.id.bytes, outcome: "own commit", at: now)
@@ -74,7 +75,7 @@ final class MarmotBenchParty {
         }
         guard pending.welcomes.count == 1 else { throw BenchFailure.check("the add commit made \(pending.welcomes.count) welcomes") }
         try store.transaction { tx in
-            var record = try GroupRecord.load(id, tx)
+            var record = try LoadedGroup.load(id, tx)
             try record.group.mergePendingCommit(published: pending.event)
             record.row.syncSince = max(record.row.syncSince, pending.event.createdAt)
             try record.save(tx)
@@ -88,7 +89,7 @@ final class MarmotBenchParty {
     func sendChat(_ text: String, in id: [UInt8], relays: [RelayURL], now: Int64,
                   using rng: inout SystemRandomNumberGenerator) throws -> Event {
         try store.transaction { tx -> Event in
-            var record = try GroupRecord.load(id, tx)
+            var record = try LoadedGroup.load(id, tx)
             let rumor = try InnerEvent.chat(text, author: publicKey, createdAt: now)
             let epoch = record.group.epoch
             let event = try record.group.seal(rumor, now: now, using: &rng)
@@ -117,7 +118,7 @@ final class MarmotBenchParty {
             guard let row = try tx.groups.find(nostrGroupID: validated.nostrGroupID).first(where: { $0.state != .declined }) else {
                 throw BenchFailure.check("no group for the event's h tag")
             }
-            var record = try GroupRecord(row, tx: tx)
+            var record = try LoadedGroup(row, tx: tx)
             let outcome = try record.group.process(record.group.decrypt(validated))
             if case .application(let inner, let epoch) = outcome {
                 try tx.messages.insert(StoredMessage(
@@ -133,48 +134,16 @@ final class MarmotBenchParty {
     }
 }
 
-/// A stored group row with its decoded Marmot state: the bench's copy of the node's internal
-/// `LoadedGroup`, so rows are written exactly as the node writes them.
-struct GroupRecord {
-    var row: StoredGroup
-    var group: MarmotGroup
-    private var savedSnapshots: [[UInt8]]
-
-    init(group: MarmotGroup, state: StoredGroup.State, now: Int64, syncSince: Int64) {
-        row = StoredGroup(mlsGroupID: group.mlsGroupID, nostrGroupID: group.nostrGroupID, state: state, mlsState: [],
-                          createdAt: now, lastSelfUpdate: now, syncSince: syncSince)
-        self.group = group
-        savedSnapshots = []
+extension LoadedGroup {
+    /// A group just created or joined, as the node stores it.
+    init(new group: MarmotGroup, now: Int64, syncSince: Int64) {
+        self.init(row: StoredGroup(mlsGroupID: group.mlsGroupID, nostrGroupID: group.nostrGroupID, state: .active, mlsState: [],
+                                   createdAt: now, lastSelfUpdate: now, syncSince: syncSince),
+                  group: group)
     }
 
-    init(_ row: StoredGroup, tx: StoreTransaction) throws {
-        self.row = row
-        let snapshots = try tx.snapshots.list(mlsGroupID: row.mlsGroupID).map {
-            MarmotGroup.RollbackPoint(state: try MLSGroup(serialized: $0.state),
-                                      order: CommitOrder(createdAt: $0.commitCreatedAt, eventID: try EventID(bytes: $0.commitEventID)),
-                                      digest: $0.commitDigest)
-        }
-        savedSnapshots = snapshots.map(\.order.eventID.bytes)
-        group = try MarmotGroup(mls: MLSGroup(serialized: row.mlsState), snapshots: snapshots)
-    }
-
-    static func load(_ id: [UInt8], _ tx: StoreTransaction) throws -> GroupRecord {
+    static func load(_ id: [UInt8], _ tx: StoreTransaction) throws -> LoadedGroup {
         guard let row = try tx.groups.get(mlsGroupID: id) else { throw BenchFailure.check("group not in the store") }
-        return try GroupRecord(row, tx: tx)
-    }
-
-    /// Copies the Marmot state into the row and writes it, with the snapshots when they changed.
-    mutating func save(_ tx: StoreTransaction) throws {
-        row.mlsState = group.mls.serialized()
-        row.nostrGroupID = group.nostrGroupID
-        try tx.groups.save(row)
-        let current = group.snapshots.map(\.order.eventID.bytes)
-        if current != savedSnapshots {
-            try tx.snapshots.replace(mlsGroupID: row.mlsGroupID, with: group.snapshots.map {
-                StoredSnapshot(epoch: Int64(clamping: $0.state.epoch), state: $0.state.serialized(), commitCreatedAt: $0.order.createdAt,
-                               commitEventID: $0.order.eventID.bytes, commitDigest: $0.digest)
-            })
-            savedSnapshots = current
-        }
+        return try LoadedGroup(row, tx: tx)
     }
 }
