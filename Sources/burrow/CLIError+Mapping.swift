@@ -10,6 +10,15 @@ extension CLIError {
     /// Maps a module's typed error onto the contract's error codes. Messages come from the
     /// modules' own descriptions, which never contain secrets.
     static func from(_ error: Error) -> CLIError {
+        let mapped = mapped(error)
+        guard mapped.code == .relay_unreachable || mapped.code == .timeout,
+              mapped.message.contains(BurrowNode.embeddedRelay) else { return mapped }
+        // The default address answers only while `burrow run` serves it: say so.
+        return CLIError(mapped.code, mapped.message + " (nothing serves the embedded relay outside `burrow run`: start `burrow run`"
+                        + " in another terminal, or add a relay with `burrow relay add URL`)")
+    }
+
+    private static func mapped(_ error: Error) -> CLIError {
         switch error {
         case let error as CLIError:
             return error

@@ -56,9 +56,9 @@ final class CLIRelayTests: XCTestCase {
         let r = try run(["publish", "--kind", "1", "--content", String(repeating: "x", count: 70_000)])
         XCTAssertEqual(r.status, 1)
         XCTAssertEqual(try code(r), "relay_rejected")
-        let message = ((try r.json()["error"] as? [String: Any])?["message"] as? String) ?? ""
-        XCTAssertTrue(message.contains(relay.url), message)
-        XCTAssertTrue(message.contains("blocked"), message)
+        let text = try message(r)
+        XCTAssertTrue(text.contains(relay.url), text)
+        XCTAssertTrue(text.contains("blocked"), text)
     }
 
     func testUnreachableRelayAndBadInputAreTypedErrors() throws {
@@ -67,11 +67,15 @@ final class CLIRelayTests: XCTestCase {
         XCTAssertEqual(r.status, 1)
         // No relay configured: the embedded relay's address, where nothing runs outside `burrow run`.
         XCTAssertEqual(try code(r), "relay_unreachable")
+        let hint = try message(r)
+        XCTAssertTrue(hint.contains("start `burrow run`"), hint)
 
         XCTAssertEqual(try run(["relay", "add", "ws://127.0.0.1:9"]).status, 0)  // nothing listens on port 9
         r = try run(["publish", "--kind", "1", "--content", "x"])
         XCTAssertEqual(r.status, 1)
         XCTAssertEqual(try code(r), "relay_unreachable")
+        let plain = try message(r)
+        XCTAssertFalse(plain.contains("burrow run"), plain)
 
         r = try run(["fetch", "--filter", "{not json"])
         XCTAssertEqual(try code(r), "invalid_input")
@@ -106,6 +110,10 @@ final class CLIRelayTests: XCTestCase {
         let json = try r.json()
         XCTAssertEqual(json["ok"] as? Bool, false)
         return (json["error"] as? [String: Any])?["code"] as? String
+    }
+
+    private func message(_ r: BurrowResult) throws -> String {
+        ((try r.json()["error"] as? [String: Any])?["message"] as? String) ?? ""
     }
 }
 
