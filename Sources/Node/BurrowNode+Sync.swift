@@ -372,11 +372,10 @@ extension BurrowNode {
     /// Applies again, on top of the winning branch, what our commits that lost a race meant to
     /// do — what still applies: members not yet added, still to remove, a name not yet set.
     func retryLostIntents(timeout: Duration, report: inout SyncReport) async {
-        guard let entries = try? store.transaction({ try $0.settings.all(prefix: "retry:") }) else { return }
+        guard let entries = try? store.transaction({ try $0.settings.all(prefix: CommitIntent.retryPrefix) }) else { return }
         for (key, json) in entries {
             _ = try? store.transaction { try $0.settings.delete(key) }
-            let parts = key.split(separator: ":")
-            guard parts.count == 3, let intent = CommitIntent(json: json), let id = try? Hex.decode(String(parts[1])),
+            guard let intent = CommitIntent(json: json), let id = CommitIntent.group(ofRetryKey: key),
                   let current = try? store.transaction({ try loadGroup(mlsGroupID: id, in: $0) }),
                   current.row.state == .active, current.group.isAdmin(publicKey) else { continue }
             let members = Set(current.group.members)
@@ -410,11 +409,8 @@ extension BurrowNode {
     /// Forgets the intents of commits that can no longer lose (out of every group's snapshots).
     func pruneIntents() {
         _ = try? store.transaction { tx in
-            var live = Set<String>()
-            for group in try tx.groups.list() {
-                for snapshot in try tx.snapshots.list(mlsGroupID: group.mlsGroupID) { live.insert(Hex.encode(snapshot.commitEventID)) }
-            }
-            for (key, _) in try tx.settings.all(prefix: "intent:") where !live.contains(String(key.dropFirst("intent:".count))) {
+            let live = Set(try tx.snapshots.commitEventIDs().map(Hex.encode))
+            for (key, _) in try tx.settings.all(prefix: CommitIntent.keyPrefix) where !live.contains(String(CommitIntent.commitHex(ofKey: key))) {
                 try tx.settings.delete(key)
             }
         }
@@ -445,7 +441,7 @@ extension BurrowNode {
     /// then go out; one they do not hold is cleared with its welcomes. Unreachable relays leave
     /// it for the next attempt.
     func recoverPendingCommits(timeout: Duration) async {
-        guard let entries = try? store.transaction({ try $0.outbox.pending() }).filter({ $0.purpose == "commit" }) else { return }
+        guard let entries = try? store.transaction({ try $0.outbox.pending(purpose: "commit") }) else { return }
         for entry in entries {
             guard let id = entry.mlsGroupID, let event = try? UnverifiedEvent(json: entry.json).verified() else { continue }
             let held: Bool

@@ -70,8 +70,11 @@ public final class BurrowNode {
 
     // MARK: Relays
 
+    /// Where `burrow run` serves the embedded relay when nothing listens there.
+    public static let embeddedRelayHost = "127.0.0.1"
+    public static let embeddedRelayPort = 7447
     /// The embedded relay's address: the relays of a node with none configured.
-    public static let embeddedRelay = "ws://127.0.0.1:7447"
+    public static let embeddedRelay = "ws://\(embeddedRelayHost):\(embeddedRelayPort)"
 
     /// The configured relays, or the embedded relay when none is configured (`burrow run`
     /// starts it when nothing listens there).

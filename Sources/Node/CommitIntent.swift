@@ -43,6 +43,21 @@ enum CommitIntent: Equatable {
         }
     }
 
-    static func key(_ commit: EventID) -> String { "intent:" + commit.hex }
-    static func retryKey(_ mlsGroupID: [UInt8], _ commit: EventID) -> String { "retry:" + Hex.encode(mlsGroupID) + ":" + commit.hex }
+    /// Settings keys: `intent:<commit>` while the commit can still lose, `retry:<group>:<commit>`
+    /// once it lost and the intent waits to be applied again.
+    static let keyPrefix = "intent:"
+    static let retryPrefix = "retry:"
+
+    static func key(_ commit: EventID) -> String { keyPrefix + commit.hex }
+    static func retryKey(_ mlsGroupID: [UInt8], _ commit: EventID) -> String { retryPrefix + Hex.encode(mlsGroupID) + ":" + commit.hex }
+
+    /// The commit id a `key` names.
+    static func commitHex(ofKey key: String) -> Substring { key.dropFirst(keyPrefix.count) }
+
+    /// The group a `retryKey` names (nil for anything else).
+    static func group(ofRetryKey key: String) -> [UInt8]? {
+        let parts = key.split(separator: ":")
+        guard key.hasPrefix(retryPrefix), parts.count == 3 else { return nil }
+        return try? Hex.decode(String(parts[1]))
+    }
 }

@@ -1,3 +1,4 @@
+import RelayClient
 import Marmot
 import Nostr
 
@@ -23,11 +24,7 @@ public struct GroupView: Sendable, Equatable {
             + "or public relays (burrow relay add --public) — and put it in the group with `burrow group relays GROUP --add URL`"
     }
 
-    static func isLoopback(_ url: String) -> Bool {
-        guard let host = url.split(separator: "/", omittingEmptySubsequences: true).dropFirst().first else { return false }
-        let name = host.hasPrefix("[") ? String(host.prefix { $0 != "]" }) + "]" : String(host.split(separator: ":").first ?? "")
-        return name == "localhost" || name.hasPrefix("127.") || name == "[::1]"
-    }
+    static func isLoopback(_ url: String) -> Bool { (try? RelayClient.RelayURL(url))?.isLoopback ?? false }
 }
 
 /// The public ratchet tree of a group's current epoch, so members' views can be compared

@@ -70,6 +70,10 @@ public struct RelayURL: Hashable, Sendable, CustomStringConvertible {
         self.description = "\(scheme.rawValue)://\(self.host)\(portPart)\(pathPart)"
     }
 
+    /// Whether the host is this machine (`localhost`, 127.0.0.0/8, `[::1]`): reachable from
+    /// nowhere else.
+    public var isLoopback: Bool { host == "localhost" || host.hasPrefix("127.") || host == "[::1]" }
+
     /// The host without IPv6 brackets, as a socket address or TLS server name wants it.
     var bareHost: String {
         host.first == "[" ? String(host.dropFirst().dropLast()) : host

@@ -7,8 +7,8 @@ import RelayServer
 /// nothing listens there, `burrow run` serves it in-process (RelayServer), with its data in its
 /// own directory — never inside the encrypted home: it holds other people's events.
 enum EmbeddedRelay {
-    static let host = "127.0.0.1"
-    static let port = 7447
+    static let host = BurrowNode.embeddedRelayHost
+    static let port = BurrowNode.embeddedRelayPort
 
     static func startIfNeeded(relays: [String], dataDirectory: String?) async throws -> RunningRelay? {
         guard relays.contains(BurrowNode.embeddedRelay), !isListening(host: host, port: port) else { return nil }

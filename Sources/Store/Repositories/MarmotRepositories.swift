@@ -236,8 +236,10 @@ public struct OutboxRepository {
             """, row: Self.row)
     }
 
-    public func pending() throws -> [OutboxEntry] {
-        try transaction.connection().query("\(Self.select) WHERE o.state = 'pending' ORDER BY o.created_at", row: Self.row)
+    /// Entries of one purpose (`commit`, `welcome`, `message`) not yet sent, oldest first.
+    public func pending(purpose: String) throws -> [OutboxEntry] {
+        try transaction.connection().query(
+            "\(Self.select) WHERE o.state = 'pending' AND o.purpose = ? ORDER BY o.created_at", [.text(purpose)], row: Self.row)
     }
 
     public func get(eventID: [UInt8]) throws -> OutboxEntry? {
@@ -300,6 +302,11 @@ public struct SnapshotRepository {
             StoredSnapshot(epoch: $0.int64(0), state: $0.blob(1) ?? [], commitCreatedAt: $0.int64(2), commitEventID: $0.blob(3) ?? [],
                            commitDigest: $0.blob(4) ?? [])
         }
+    }
+
+    /// The commit event ids of every group's snapshots (without loading their states).
+    public func commitEventIDs() throws -> [[UInt8]] {
+        try transaction.connection().query("SELECT commit_event_id FROM group_snapshots", []) { $0.blob(0) ?? [] }
     }
 
     /// Replaces the group's snapshots (the deleted ones are overwritten on disk: secure_delete).
