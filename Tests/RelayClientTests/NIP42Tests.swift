@@ -1,4 +1,5 @@
 import Nostr
+import TestSupport
 import XCTest
 
 final class NIP42Tests: XCTestCase {

@@ -1,4 +1,5 @@
 import Nostr
+import TestSupport
 import XCTest
 @testable import RelayClient
 

@@ -1,4 +1,5 @@
 import Nostr
+import TestSupport
 import XCTest
 
 /// NIP-01/NIP-42 wire messages: typed decoding of untrusted relay text, and client messages.

@@ -104,21 +104,7 @@ extension RelayPoolEvent {
     func isEOSE(from relay: String) -> Bool { if case .eose(let r) = self { return r == relay } else { return false } }
 }
 
-enum TestEvents {
-    static func keys() -> Keys {
-        var rng = SystemRandomNumberGenerator()
-        return Keys.generate(using: &rng)
-    }
-
-    static func now() -> Int64 { Int64(Date().timeIntervalSince1970) }
-
-    static func sign(
-        kind: Int = 1, content: String = "hello", tags: [[String]] = [], createdAt: Int64? = nil, keys: Keys
-    ) throws -> Event {
-        var rng = SystemRandomNumberGenerator()
-        return try Event.sign(kind: kind, content: content, tags: tags, createdAt: createdAt ?? now(), keys: keys, rng: &rng)
-    }
-
+extension TestEvents {
     /// The event's JSON with one field replaced (for tampered copies).
     static func tampered(_ event: Event, field: String, value: Any) throws -> String {
         guard var object = try JSONSerialization.jsonObject(with: Data(event.jsonString.utf8)) as? [String: Any] else {

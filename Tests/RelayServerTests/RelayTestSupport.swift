@@ -21,22 +21,6 @@ func eventually(_ what: String, seconds: Double = 10, _ condition: () async thro
     throw TestFailure("waited \(seconds) s for \(what)")
 }
 
-enum TestEvents {
-    static func keys() -> Keys {
-        var rng = SystemRandomNumberGenerator()
-        return Keys.generate(using: &rng)
-    }
-
-    static func now() -> Int64 { Int64(Date().timeIntervalSince1970) }
-
-    static func sign(
-        kind: Int = 1, content: String = "hello", tags: [[String]] = [], createdAt: Int64? = nil, keys: Keys
-    ) throws -> Event {
-        var rng = SystemRandomNumberGenerator()
-        return try Event.sign(kind: kind, content: content, tags: tags, createdAt: createdAt ?? now(), keys: keys, rng: &rng)
-    }
-}
-
 /// A relay started in this process on 127.0.0.1 (free port) over a fresh temporary data
 /// directory, which `remove()` deletes.
 struct TestRelay {
