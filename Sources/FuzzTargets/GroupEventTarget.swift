@@ -128,7 +128,7 @@ public enum GroupEventTarget: FuzzTarget {
         case .application(let inner, _):
             _ = try? inner.content()
             return .accepted("application")
-        case .proposalToCommit, .proposalKept:
+        case .proposalToCommit, .proposalKept, .proposalIgnored:
             return .accepted("proposal")
         case .commit:
             guard receiver.epoch == 2 || !receiver.isActive else {

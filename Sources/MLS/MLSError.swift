@@ -21,6 +21,9 @@ public enum MLSError: Error, Equatable, Sendable {
     case duplicateEncryptionKey(node: Int)
     /// A signature key appears in more than one leaf.
     case duplicateSignatureKey(leaf: UInt32)
+    /// An Update proposal or UpdatePath would give a member another credential (RFC 9420
+    /// §5.3.1 leaves successors to the application; here a credential never changes).
+    case credentialChanged(leaf: UInt32)
 
     // MARK: TreeKEM (RFC 9420 §7.4–§7.6)
 

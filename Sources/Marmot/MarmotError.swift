@@ -99,6 +99,16 @@ public enum MarmotError: Error, Equatable, Sendable {
     case lastAdmin
     /// A key named in an operation is not a member of the group (hex key).
     case notAMember(String)
+    /// A key named in an operation already holds a leaf of the group (hex key).
+    case alreadyAMember(String)
+    /// A leaf lacks what Marmot requires of a member (a 32-byte basic credential).
+    case invalidMember(String)
+    /// One identity (hex key) would hold two leaves of the group: in a tree, by an Add, or by
+    /// an Update that changes a credential.
+    case duplicateIdentity(String)
+    /// A welcome's author (the seal's signer) is not the member who signed its GroupInfo, or
+    /// not an admin of the group: nobody vouches for the invitation.
+    case welcomeInviterMismatch(String)
     /// The message belongs to an epoch this member cannot place: ahead of it (held until the
     /// commits before it arrive) or outside the kept window.
     case epochUnavailable(epoch: UInt64, current: UInt64)

@@ -94,6 +94,13 @@ extension BurrowNode {
             }
             let group = try MarmotGroup.join(welcome: welcome, keyPackage: bundle)
             let now = Self.now()
+            // A welcome reusing the nostr_group_id of another group of ours is forged or
+            // broken: its events would be confused with that group's.
+            if try tx.groups.find(nostrGroupID: group.nostrGroupID).contains(where: {
+                $0.mlsGroupID != group.mlsGroupID && $0.state != .declined
+            }) {
+                throw NodeError.invalidInput("the welcome's group reuses the nostr_group_id of another group of ours")
+            }
             if let existing = try tx.groups.get(mlsGroupID: group.mlsGroupID), existing.state != .declined {
                 // A welcome into a newer epoch than ours re-adds us (we were removed, or our
                 // branch lost a race); one for our epoch or older is a replay.
@@ -267,17 +274,32 @@ extension BurrowNode {
                 } catch {
                     throw PipelineRejection(Self.describe(error))
                 }
-                guard let row = try tx.groups.find(nostrGroupID: validated.nostrGroupID).first(where: { $0.state != .declined }) else {
+                let rows = try tx.groups.find(nostrGroupID: validated.nostrGroupID).filter { $0.state != .declined }
+                guard !rows.isEmpty else {
                     throw PipelineRejection("no group of ours has nostr_group_id \(Hex.encode(validated.nostrGroupID))")
                 }
-                guard row.state != .pending else { return .skipped }
-                var loaded = try LoadedGroup(row, tx: tx)
-                let decrypted: DecryptedGroupEvent
-                do { decrypted = try loaded.group.decrypt(validated) } catch MarmotError.groupEventUndecryptable {
-                    if !loaded.group.isActive { throw PipelineRejection("the group is no longer ours to read") }
+                // Groups we are in come first; a pending invite never shadows them (a forged
+                // welcome reusing a group's nostr_group_id must not freeze the real group).
+                let candidates = rows.filter { $0.state != .pending }.sorted { Self.readsFirst($0.state) && !Self.readsFirst($1.state) }
+                guard !candidates.isEmpty else { return .skipped }
+                var opened: (LoadedGroup, DecryptedGroupEvent)?
+                for row in candidates {
+                    let candidate = try LoadedGroup(row, tx: tx)
+                    if let decrypted = try? candidate.group.decrypt(validated) {
+                        opened = (candidate, decrypted)
+                        break
+                    }
+                }
+                guard let opened else {
+                    guard let row = candidates.first(where: { Self.readsFirst($0.state) }) else {
+                        throw PipelineRejection("the group is no longer ours to read")
+                    }
                     return .hold("no key of a known epoch opens it (a later epoch?)",
                                  beforeJoin: event.createdAt <= (try joinedAt(row, tx: tx)))
                 }
+                var loaded = opened.0
+                let decrypted = opened.1
+                let row = loaded.row
                 let outcome: GroupEventOutcome
                 do { outcome = try loaded.group.process(decrypted) } catch MarmotError.epochUnavailable(let epoch, let current) {
                     return .hold("epoch \(epoch) is ahead of ours (\(current))", beforeJoin: false)
@@ -310,7 +332,7 @@ extension BurrowNode {
                         }
                         updates.append(.message(try messageView(stored, tx: tx)))
                     }
-                case .proposalToCommit, .proposalKept:
+                case .proposalToCommit, .proposalKept, .proposalIgnored:
                     break
                 case .commit(let summary, let replaced):
                     epochChanged = true
@@ -357,10 +379,10 @@ extension BurrowNode {
         guard let groups = try? store.transaction({ tx in try tx.groups.list().filter { $0.state == .active }.map { try LoadedGroup($0) } }) else {
             return
         }
-        for loaded in groups where loaded.group.owesProposalCommit {
+        for loaded in groups where !loaded.group.owedProposals.isEmpty {
             do {
                 let view = try await commit(loaded.row.mlsGroupID, timeout: timeout) { group, now, rng in
-                    try group.commitProposals(now: now, using: &rng)
+                    try group.commitOwedProposals(now: now, using: &rng)
                 }
                 report.updates.append(.group(view))
             } catch {
@@ -509,6 +531,9 @@ extension BurrowNode {
         }
     }
 
+    /// Whether a group in `state` is one we read and write (its events come before others').
+    static func readsFirst(_ state: StoredGroup.State) -> Bool { state == .active || state == .leaving }
+
     static func hTag(_ event: Event) -> String? { event.tags.first { $0.count >= 2 && $0[0] == "h" }?[1] }
 
     static func createdAtOrder(_ a: Event, _ b: Event) -> Bool { (a.createdAt, a.id.hex) < (b.createdAt, b.id.hex) }
@@ -526,21 +551,4 @@ extension BurrowNode {
 struct PipelineRejection: Error {
     let reason: String
     init(_ reason: String) { self.reason = reason }
-}
-
-
-extension MarmotGroup {
-    /// Whether this member holds a received proposal it must commit (MDK auto-commits them).
-    var owesProposalCommit: Bool {
-        guard isActive, let own = ownIdentity else { return false }
-        return mls.pendingProposals.contains { stored in
-            guard stored.sender != mls.ownLeafIndex, let sender = mls.member(at: stored.sender)?.identity else { return false }
-            let senderIsAdmin = data.admins.contains(sender)
-            switch stored.proposal {
-            case .selfRemove: return !senderIsAdmin
-            case .remove(let remove): return remove.removed == stored.sender.value && isAdmin(own) && !senderIsAdmin
-            default: return false
-            }
-        }
-    }
 }

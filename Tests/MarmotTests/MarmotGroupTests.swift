@@ -184,7 +184,7 @@ final class MarmotGroupTests: XCTestCase {
         let proposal = try f.c.leaveProposal(now: now, using: &rng)
         guard case .proposalToCommit = try deliver(proposal, to: &f.a) else { return XCTFail("Alice should commit it") }
         guard case .proposalToCommit = try deliver(proposal, to: &f.b) else { return XCTFail("Bob should commit it") }
-        let commit = try f.a.commitProposals(now: now, using: &rng)
+        let commit = try f.a.commitOwedProposals(now: now, using: &rng)
         try f.a.mergePendingCommit(published: commit.event)
         _ = try deliver(commit.event, to: &f.b)
         guard case .commit(let summary, _) = try deliver(commit.event, to: &f.c) else { return XCTFail() }

@@ -7,14 +7,27 @@
 struct CommitParameters {
     /// Proposals we send inline (the committer is their sender).
     var inline: [Proposal] = []
-    /// Whether to include, by reference, the proposals received in this epoch that can be
-    /// committed (OpenMLS always does).
-    var includeStoredProposals = true
+    /// Which proposals received in this epoch to include by reference.
+    var storedProposals: StoredProposalSelection = .all
     /// Send an UpdatePath even when no proposal requires one.
     var forcePath = false
     /// A new signature key for our leaf (MDK rotates it on every self-update); implies a path.
     var newSigner: SignaturePrivateKey?
     var authenticatedData: [UInt8] = []
+    /// The credential, capabilities and extensions of the leaf our path writes; nil keeps our
+    /// current leaf's. Internal: the tests forge a credential change with it, which every
+    /// receiver refuses (`MLSError.credentialChanged`).
+    var leafTemplate: LeafNode?
+}
+
+/// Which stored proposals (received or sent earlier in the epoch) a commit includes by reference.
+public enum StoredProposalSelection: Sendable, Hashable {
+    /// None: the commit holds only what the caller asked for.
+    case none
+    /// Every stored proposal that can be committed together (OpenMLS's default).
+    case all
+    /// Exactly these, by `ProposalRef`, in this order.
+    case only([[UInt8]])
 }
 
 /// The secrets a commit may need that do not belong to one epoch.
@@ -32,7 +45,7 @@ extension GroupEpochState {
         let cs = cipherSuite
         let own = ownLeaf
         guard let committer = member(own) else { throw MLSError.blankLeaf(own.value) }
-        let proposals = try selectProposals(inline: parameters.inline, includeStored: parameters.includeStoredProposals)
+        let proposals = try selectProposals(inline: parameters.inline, stored: parameters.storedProposals)
         var provisional = try applyProposals(proposals, committer: own, keyPackageTime: nil)
 
         let hasPath = provisional.pathRequired || parameters.forcePath || parameters.newSigner != nil
@@ -45,7 +58,7 @@ extension GroupEpochState {
         var nextKeys = privateKeys
         if hasPath {
             let path = try provisional.tree.applyOwnUpdatePath(from: own, groupID: groupContext.groupID, signer: nextSigner,
-                                                               suite: cs, using: &rng)
+                                                               leafTemplate: parameters.leafTemplate, suite: cs, using: &rng)
             context.treeHash = provisional.tree.treeHash
             updatePath = try path.encrypt(in: provisional.tree, groupContext: context, excluding: provisional.addedLeaves,
                                           suite: cs, using: &rng)
@@ -93,10 +106,26 @@ extension GroupEpochState {
     /// Our inline proposals plus, by reference, every stored proposal that can join them in a
     /// valid commit (OpenMLS drops the rest: a Remove of us, our own SelfRemove, a second
     /// Remove of the same member, an Add that became invalid…). The inline ones must be valid.
-    private func selectProposals(inline: [Proposal], includeStored: Bool) throws -> [ResolvedProposal] {
+    private func selectProposals(inline: [Proposal], stored: StoredProposalSelection) throws -> [ResolvedProposal] {
         let inlineItems = inline.map { ResolvedProposal(proposal: $0, sender: ownLeaf, reference: nil) }
         _ = try applyProposals(inlineItems, committer: ownLeaf, keyPackageTime: nil)
-        guard includeStored else { return inlineItems }
+        switch stored {
+        case .none:
+            return inlineItems
+        case .only(let wanted):
+            // Exactly these, or nothing: a commit that silently dropped one would not be the
+            // commit the caller asked for.
+            var seen = Set<[UInt8]>()
+            let chosen = try wanted.map { reference -> ResolvedProposal in
+                guard seen.insert(reference).inserted else { throw MLSError.invalidCommit("the same proposal reference twice") }
+                guard let entry = proposals.proposal(for: reference) else { throw MLSError.unknownProposalReference }
+                return ResolvedProposal(proposal: entry.proposal, sender: entry.sender, reference: reference)
+            }
+            _ = try applyProposals(chosen + inlineItems, committer: ownLeaf, keyPackageTime: nil)
+            return chosen + inlineItems
+        case .all:
+            break
+        }
         var references: [ResolvedProposal] = []
         for stored in proposals.entries {
             let candidate = ResolvedProposal(proposal: stored.proposal, sender: stored.sender, reference: stored.reference)

@@ -47,6 +47,7 @@ extension GroupEpochState {
         var commitSecret = KeySchedule.zeroCommitSecret(cs)
         var nextKeys = privateKeys
         if let path = commit.path {
+            try Self.requireSameCredential(path.leafNode, as: committerMember.leafNode, at: committer)
             try provisional.tree.validateLeafNode(path.leafNode, at: committer, groupID: context.groupID, suite: cs,
                                                   requiredCapabilities: provisional.extensions.requiredCapabilities)
             try Self.requireUniqueSignatureKey(path.leafNode.signatureKey, in: provisional.tree, except: committer)

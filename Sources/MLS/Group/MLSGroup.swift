@@ -152,8 +152,9 @@ public struct MLSGroup: Sendable {
     // MARK: Commits
 
     /// Creates a commit (RFC 9420 §12.4) adding, removing, changing extensions and/or
-    /// injecting PSKs, plus by default every proposal received this epoch that can be
-    /// committed. The group moves to the new epoch only on `mergePendingCommit`.
+    /// injecting PSKs, plus the stored proposals `storedProposals` selects (by default every
+    /// proposal received this epoch that can be committed, as OpenMLS does). The group moves
+    /// to the new epoch only on `mergePendingCommit`.
     ///
     /// An UpdatePath is sent when the proposals require one, when `forcePath`, or with
     /// `newSigner` (our leaf's new signature key, which signs the GroupInfo; the commit itself
@@ -162,7 +163,7 @@ public struct MLSGroup: Sendable {
     public mutating func commit(
         adding keyPackages: [VerifiedKeyPackage] = [], removing leaves: [LeafIndex] = [],
         groupContextExtensions: Extensions? = nil, preSharedKeys: [PreSharedKeyID] = [],
-        includePendingProposals: Bool = true, forcePath: Bool = false, newSigner: SignaturePrivateKey? = nil,
+        storedProposals: StoredProposalSelection = .all, forcePath: Bool = false, newSigner: SignaturePrivateKey? = nil,
         authenticatedData: [UInt8] = [], using rng: inout some RandomNumberGenerator
     ) throws -> CommitOutput {
         guard isActive else { throw MLSError.groupInactive }
@@ -171,7 +172,7 @@ public struct MLSGroup: Sendable {
         inline += leaves.map { .remove(RemoveProposal(removed: $0.value)) }
         if let groupContextExtensions { inline.append(.groupContextExtensions(GroupContextExtensionsProposal(extensions: groupContextExtensions))) }
         inline += preSharedKeys.map { .preSharedKey(PreSharedKeyProposal(psk: $0)) }
-        let parameters = CommitParameters(inline: inline, includeStoredProposals: includePendingProposals, forcePath: forcePath,
+        let parameters = CommitParameters(inline: inline, storedProposals: storedProposals, forcePath: forcePath,
                                           newSigner: newSigner, authenticatedData: authenticatedData)
         var current = state
         let commit = try current.createCommit(parameters, configuration: configuration, psks: psks, using: &rng)
@@ -193,18 +194,23 @@ public struct MLSGroup: Sendable {
     /// signature key as MDK's `self_update` does. Includes no pending proposals, so the commit
     /// is a pure self-update.
     public mutating func selfUpdate(newSigner: SignaturePrivateKey? = nil, using rng: inout some RandomNumberGenerator) throws -> CommitOutput {
-        try commit(includePendingProposals: false, forcePath: true, newSigner: newSigner, using: &rng)
+        try commit(storedProposals: .none, forcePath: true, newSigner: newSigner, using: &rng)
     }
 
     /// Replaces the GroupContext extensions (Marmot: group data 0xF2EE, required_capabilities).
     public mutating func updateGroupContextExtensions(_ extensions: Extensions,
                                                       using rng: inout some RandomNumberGenerator) throws -> CommitOutput {
-        try commit(groupContextExtensions: extensions, includePendingProposals: false, using: &rng)
+        try commit(groupContextExtensions: extensions, storedProposals: .none, using: &rng)
     }
 
     /// Commits the proposals received this epoch (Marmot auto-commits SelfRemove proposals).
     public mutating func commitPendingProposals(using rng: inout some RandomNumberGenerator) throws -> CommitOutput {
         try commit(using: &rng)
+    }
+
+    /// Commits exactly the stored proposals named by `references`, nothing else.
+    public mutating func commitProposals(_ references: [[UInt8]], using rng: inout some RandomNumberGenerator) throws -> CommitOutput {
+        try commit(storedProposals: .only(references), using: &rng)
     }
 
     /// Moves to the epoch of our pending commit (it was published).
@@ -242,6 +248,12 @@ public struct MLSGroup: Sendable {
         state.messageSecrets = secrets
         state.proposals.insert(StoredProposal(reference: reference, proposal: proposal, sender: state.ownLeaf))
         return message
+    }
+
+    /// Forgets a stored proposal (one the application will never commit), so no commit of
+    /// ours includes it and a commit of another member that does is refused as unknown.
+    public mutating func discardProposal(reference: [UInt8]) {
+        state.proposals.remove(reference: reference)
     }
 
     // MARK: Application messages

@@ -98,6 +98,7 @@ extension GroupEpochState {
             guard let current = tree.leaf(at: leaf) else { throw MLSError.blankLeaf(leaf.value) }
             guard leaf != ownLeaf else { throw MLSError.invalidProposal("an Update of our leaf that we did not send") }
             guard case .update = node.source else { throw MLSError.invalidProposal("Update leaf node source is not update") }
+            try Self.requireSameCredential(node, as: current, at: leaf)
             try tree.validateLeafNode(node, at: leaf, groupID: groupID, suite: cs, requiredCapabilities: required)
             guard node.encryptionKey != current.encryptionKey, !tree.containsEncryptionKey(node.encryptionKey) else {
                 throw MLSError.invalidProposal("Update leaf encryption key is not new to the tree")
@@ -202,6 +203,13 @@ extension GroupEpochState {
             supportedByAll[type] = supported
             return supported
         }
+    }
+
+    /// RFC 9420 §5.3.1: a member's new leaf must carry a valid successor of its credential.
+    /// The only successor accepted is the credential itself: a member that could swap in
+    /// another identity would be taken for that member (and, in Marmot, for an admin).
+    static func requireSameCredential(_ new: LeafNode, as current: LeafNode, at leaf: LeafIndex) throws {
+        guard new.credential == current.credential else { throw MLSError.credentialChanged(leaf: leaf.value) }
     }
 
     /// RFC 9420 §7.3: signature keys are unique among the group's leaves.

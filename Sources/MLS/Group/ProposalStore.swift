@@ -31,6 +31,10 @@ struct ProposalStore: Sendable, Equatable {
         entries.append(proposal)
     }
 
+    mutating func remove(reference: [UInt8]) {
+        entries.removeAll { $0.reference == reference }
+    }
+
     var isEmpty: Bool { entries.isEmpty }
 }
 

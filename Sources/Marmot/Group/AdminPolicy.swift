@@ -10,6 +10,7 @@ public enum AdminPolicy {
             throw MarmotError.commitNotAuthorized("the committer has no basic credential")
         }
         if admins.contains(committer) {
+            try requireOnlyLeaveRequestsByReference(summary, admins: admins)
             let remaining = try adminsAfter(summary, admins: admins, members: members)
             guard !remaining.isEmpty else { throw MarmotError.commitNotAuthorized("the commit would leave the group without an admin") }
             return
@@ -34,6 +35,20 @@ public enum AdminPolicy {
         }
         let remaining = try adminsAfter(summary, admins: admins, members: members)
         guard !remaining.isEmpty else { throw MarmotError.commitNotAuthorized("the commit would leave the group without an admin") }
+    }
+
+    /// An admin's commit may carry, by reference, a non-admin's proposal only when it is that
+    /// member's own leave (SelfRemove, or a Remove of its own leaf): anything else a non-admin
+    /// proposed (new admins, an Add, a Remove of someone else) would pass on the admin's word.
+    static func requireOnlyLeaveRequestsByReference(_ summary: CommitSummary, admins: [[UInt8]]) throws {
+        for item in summary.proposals where item.byReference && !(item.sender.identity.map(admins.contains) ?? false) {
+            switch item.proposal {
+            case .selfRemove: continue
+            case .remove(let remove) where remove.removed == item.sender.leafIndex.value: continue
+            default:
+                throw MarmotError.commitNotAuthorized("an admin's commit carries a non-admin's proposal other than its own leave")
+            }
+        }
     }
 
     /// The admins of the epoch the commit starts, restricted to members still in the group.

@@ -127,6 +127,7 @@ public struct MarmotGroup: Sendable {
             configuration: MarmotProfile.configuration, using: &rng)
         guard !invitees.isEmpty else { return (try MarmotGroup(mls: mls), []) }
         let output = try mls.addMembers(invitees.map(\.keyPackage), using: &rng)
+        try MemberIdentities.requireUnique(after: output.summary, members: mls.members)
         try mls.mergePendingCommit()
         let group = try MarmotGroup(mls: mls)
         let welcomes = try group.welcomeRumors(output, invitees: invitees, committer: creator, now: now)
@@ -134,9 +135,22 @@ public struct MarmotGroup: Sendable {
     }
 
     /// Joins from a verified Welcome rumor with the KeyPackage it names. The group must carry
-    /// Nostr Group Data.
+    /// Nostr Group Data, one leaf per identity, and the rumor's author (whose key signed the
+    /// seal) must be the member who signed the GroupInfo and an admin: the inviter vouches
+    /// for the group, and only an admin can have added us.
     public static func join(welcome: VerifiedWelcomeRumor, keyPackage: KeyPackageBundle) throws -> MarmotGroup {
-        try MarmotGroup(mls: MLSGroup.join(welcome: welcome.welcome, keyPackage: keyPackage, configuration: MarmotProfile.configuration))
+        let processed = try ProcessedWelcome(welcome: welcome.welcome, keyPackage: keyPackage)
+        let group = try MarmotGroup(mls: MLSGroup.join(processed, configuration: MarmotProfile.configuration))
+        try MemberIdentities.requireUnique(group.mls.members)
+        // The GroupInfo signature was verified by the join, under this leaf's key.
+        let signer = LeafIndex(processed.unverifiedGroupInfo.signer)
+        guard group.mls.member(at: signer)?.identity == welcome.inviter.bytes else {
+            throw MarmotError.welcomeInviterMismatch("the welcome's author is not the member who signed its GroupInfo")
+        }
+        guard group.data.admins.contains(welcome.inviter.bytes) else {
+            throw MarmotError.welcomeInviterMismatch("the welcome's author is not an admin of the group")
+        }
+        return group
     }
 
     // MARK: Incoming group events
@@ -203,8 +217,12 @@ public struct MarmotGroup: Sendable {
             return .application(inner, epoch: application.epoch)
         case .proposal(let proposal):
             guard let sender = mls.member(at: proposal.sender) else { throw MLSError.blankLeaf(proposal.sender.value) }
+            let outcome = classify(proposal, from: sender)
+            // A proposal Marmot never acts on is not kept: no commit of ours may sweep it in,
+            // and a commit of another member that names it is refused as unknown.
+            if case .proposalIgnored = outcome { next.discardProposal(reference: proposal.reference) }
             self.mls = next
-            return classify(proposal, from: sender)
+            return outcome
         case .commit(let summary):
             // Only our own pending commit echoed back reaches here (handled above otherwise).
             try advance(to: next, order: order, digest: digest)
@@ -217,24 +235,58 @@ public struct MarmotGroup: Sendable {
         let members = mls.members
         let processed = try group.process(message, at: time) { summary in
             try AdminPolicy.authorize(summary, admins: admins, members: members)
+            try MemberIdentities.requireUnique(after: summary, members: members)
         }
         guard case .commit(let summary) = processed else { throw MLSError.invalidCommit("not a commit") }
         return summary
     }
 
     /// MDK's proposal rules: every member commits a SelfRemove from a non-admin; a legacy
-    /// Remove of the proposer itself is committed by admins; everything else waits or is ignored.
+    /// Remove of the proposer itself (a non-admin) is committed by admins and kept by the
+    /// others for an admin's commit; everything else is ignored.
     private func classify(_ proposal: StoredProposal, from sender: Member) -> GroupEventOutcome {
-        let senderIsAdmin = sender.identity.map { data.admins.contains($0) } ?? false
+        switch Self.owedCommit(of: proposal, senderIsAdmin: isAdmin(identity: sender.identity), weAreAdmin: isAdmin(identity: ownIdentity?.bytes)) {
+        case .everyone, .admins(weAreAdmin: true):
+            return .proposalToCommit(proposal, from: sender)
+        case .admins(weAreAdmin: false):
+            return .proposalKept(proposal, from: sender, reason: "a leave request for an admin to commit")
+        case .nobody(let reason):
+            return .proposalIgnored(proposal, from: sender, reason: reason)
+        }
+    }
+
+    /// Who commits a received proposal under MDK's rules.
+    private enum ProposalCommitter {
+        case everyone
+        case admins(weAreAdmin: Bool)
+        case nobody(String)
+    }
+
+    private static func owedCommit(of proposal: StoredProposal, senderIsAdmin: Bool, weAreAdmin: Bool) -> ProposalCommitter {
         switch proposal.proposal {
         case .selfRemove:
-            if senderIsAdmin { return .proposalKept(proposal, from: sender, reason: "SelfRemove from an admin is ignored") }
-            return .proposalToCommit(proposal, from: sender)
-        case .remove(let remove) where remove.removed == sender.leafIndex.value:
-            if let own = ownIdentity, isAdmin(own), !senderIsAdmin { return .proposalToCommit(proposal, from: sender) }
-            return .proposalKept(proposal, from: sender, reason: "a leave request for an admin to commit")
+            return senderIsAdmin ? .nobody("SelfRemove from an admin is ignored") : .everyone
+        case .remove(let remove) where remove.removed == proposal.sender.value:
+            return senderIsAdmin ? .nobody("a leave request from an admin is ignored (admins demote themselves first)")
+                : .admins(weAreAdmin: weAreAdmin)
         default:
-            return .proposalKept(proposal, from: sender, reason: "proposal type ignored by Marmot")
+            return .nobody("proposal type ignored by Marmot")
+        }
+    }
+
+    private func isAdmin(identity: [UInt8]?) -> Bool { identity.map { data.admins.contains($0) } ?? false }
+
+    /// The received proposals this member must commit now (MDK auto-commits them): SelfRemoves
+    /// of non-admins, and legacy leave requests of non-admins when we are an admin.
+    public var owedProposals: [StoredProposal] {
+        guard isActive else { return [] }
+        let weAreAdmin = isAdmin(identity: ownIdentity?.bytes)
+        return mls.pendingProposals.filter { stored in
+            guard stored.sender != mls.ownLeafIndex, let sender = mls.member(at: stored.sender) else { return false }
+            switch Self.owedCommit(of: stored, senderIsAdmin: isAdmin(identity: sender.identity), weAreAdmin: weAreAdmin) {
+            case .everyone, .admins(weAreAdmin: true): return true
+            case .admins(weAreAdmin: false), .nobody: return false
+            }
         }
     }
 
@@ -254,8 +306,11 @@ public struct MarmotGroup: Sendable {
     public mutating func addMembers(_ keyPackages: [VerifiedKeyPackageEvent], committer: PublicKey, now: Int64,
                                     using rng: inout some RandomNumberGenerator) throws -> PendingCommitEvent {
         try requireAdmin(committer)
+        for invitee in keyPackages where mls.members.contains(where: { $0.identity == invitee.identity.bytes }) {
+            throw MarmotError.alreadyAMember(invitee.identity.hex)
+        }
         return try commit(now: now, using: &rng) { group, rng in
-            try group.addMembers(keyPackages.map(\.keyPackage), using: &rng)
+            try group.commit(adding: keyPackages.map(\.keyPackage), storedProposals: .none, using: &rng)
         } welcomes: { output, group in
             try group.welcomeRumors(output, invitees: keyPackages, committer: committer, now: now)
         }
@@ -271,7 +326,7 @@ public struct MarmotGroup: Sendable {
         }
         let remaining = admins.filter { !keys.contains($0) }
         guard !remaining.isEmpty else { throw MarmotError.lastAdmin }
-        return try commit(now: now, using: &rng) { group, rng in try group.removeMembers(leaves, using: &rng) }
+        return try commit(now: now, using: &rng) { group, rng in try group.commit(removing: leaves, storedProposals: .none, using: &rng) }
     }
 
     /// Replaces the Nostr Group Data (rename, description, admins, relays), keeping the
@@ -293,9 +348,11 @@ public struct MarmotGroup: Sendable {
         return try commit(now: now, using: &rng) { group, rng in try group.selfUpdate(newSigner: signer, using: &rng) }
     }
 
-    /// Commits the proposals received this epoch (a SelfRemove every member commits).
-    public mutating func commitProposals(now: Int64, using rng: inout some RandomNumberGenerator) throws -> PendingCommitEvent {
-        try commit(now: now, using: &rng) { group, rng in try group.commitPendingProposals(using: &rng) }
+    /// Commits the proposals this member owes (`owedProposals`) and nothing else.
+    public mutating func commitOwedProposals(now: Int64, using rng: inout some RandomNumberGenerator) throws -> PendingCommitEvent {
+        let owed = owedProposals.map(\.reference)
+        guard !owed.isEmpty else { throw MLSError.invalidCommit("no received proposal is owed a commit") }
+        return try commit(now: now, using: &rng) { group, rng in try group.commitProposals(owed, using: &rng) }
     }
 
     /// Our leave proposal: SelfRemove (a PublicMessage) where the group requires it, else MDK's
@@ -343,6 +400,10 @@ public struct MarmotGroup: Sendable {
         guard mls.isActive else { throw MarmotError.groupInactive }
         var next = mls
         let output = try make(&next, &rng)
+        // Never publish what the other members would refuse: they would stay behind and we
+        // would be alone on our branch.
+        try AdminPolicy.authorize(output.summary, admins: data.admins, members: mls.members)
+        try MemberIdentities.requireUnique(after: output.summary, members: mls.members)
         let event = try sealMessage(output.commit, now: now, using: &rng)
         let rumors = try welcomes?(output, self) ?? []
         mls = next
