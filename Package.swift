@@ -160,7 +160,7 @@ let package = Package(
             path: "Tests/RelayServerTests",
             swiftSettings: swift5
         ),
-        .testTarget(name: "BurrowCLITests", dependencies: ["TestSupport", "Nostr"], swiftSettings: swift5),
+        .testTarget(name: "BurrowCLITests", dependencies: ["TestSupport", "Nostr", "Marmot", "Node"], swiftSettings: swift5),
         .testTarget(name: "FuzzSmokeTests", dependencies: ["TestSupport", "FuzzTargets", "MLS", "Marmot", "Nostr"], swiftSettings: swift5),
     ]
 )
