@@ -130,6 +130,12 @@ public enum GroupEventTarget: FuzzTarget {
             return .accepted("application")
         case .proposalToCommit, .proposalKept, .proposalIgnored:
             return .accepted("proposal")
+        case .hold, .stale, .duplicate, .ownEcho:
+            // Outcomes that place nothing must change nothing.
+            guard receiver.mls.serialized() == fixture.receiverState else {
+                throw PropertyViolation(name, "an event that was not applied (\(outcome)) changed the group's state")
+            }
+            return .rejected("not applied")
         case .commit:
             guard receiver.epoch == 2 || !receiver.isActive else {
                 throw PropertyViolation(name, "an accepted commit left the group in epoch \(receiver.epoch)")
@@ -144,6 +150,7 @@ public enum GroupEventTarget: FuzzTarget {
 
     /// The error's case name (no associated values, which could be long).
     static func caseName(_ error: Error) -> String {
-        String(String(describing: error).prefix { $0 != "(" })
+        if case MarmotError.mls(let inner) = error { return "mls." + caseName(inner) }
+        return String(String(describing: error).prefix { $0 != "(" })
     }
 }

@@ -109,14 +109,16 @@ public enum MarmotError: Error, Equatable, Sendable {
     /// A welcome's author (the seal's signer) is not the member who signed its GroupInfo, or
     /// not an admin of the group: nobody vouches for the invitation.
     case welcomeInviterMismatch(String)
-    /// The message belongs to an epoch this member cannot place: ahead of it (held until the
-    /// commits before it arrive) or outside the kept window.
-    case epochUnavailable(epoch: UInt64, current: UInt64)
-    /// A commit of an epoch already left, which loses MDK's race rule against the applied one
-    /// (or is older than the kept snapshots).
-    case staleCommit(epoch: UInt64)
-    /// The applied commit of that epoch again, re-wrapped in another event: not a competitor.
-    case duplicateCommit(epoch: UInt64)
     /// This member is no longer in the group (removed, or its leave took effect).
     case groupInactive
+
+    // MARK: MLS
+
+    /// The MLS layer refused the message or the operation; the inner error says why.
+    case mls(MLSError)
+
+    /// Runs `body`, presenting an MLS error as `.mls`: Marmot's callers handle one error type.
+    static func wrappingMLS<T>(_ body: () throws -> T) throws -> T {
+        do { return try body() } catch let error as MLSError { throw MarmotError.mls(error) }
+    }
 }

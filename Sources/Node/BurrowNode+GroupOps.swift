@@ -47,7 +47,11 @@ extension BurrowNode {
 
     /// Adds members (admins only): fetch their KeyPackages, commit, publish, merge, welcome.
     public func addMembers(_ groupText: String, keys invitees: [PublicKey], timeout: Duration) async throws -> GroupView {
-        let id = try await catchUp(groupText, timeout: timeout)
+        try await addMembers(caughtUp: try await catchUp(groupText, timeout: timeout), keys: invitees, timeout: timeout)
+    }
+
+    /// Adds members to a group just brought up to date.
+    func addMembers(caughtUp id: [UInt8], keys invitees: [PublicKey], timeout: Duration) async throws -> GroupView {
         let current = try store.transaction { try loadGroup(mlsGroupID: id, in: $0) }
         guard current.group.isAdmin(publicKey) else { throw NodeError.notAdmin("only admins may add members") }
         let existing = Set(current.group.members)
@@ -64,16 +68,22 @@ extension BurrowNode {
 
     /// Removes members (admins only).
     public func removeMembers(_ groupText: String, keys: [PublicKey], timeout: Duration) async throws -> GroupView {
-        let id = try await catchUp(groupText, timeout: timeout)
-        return try await commit(id, timeout: timeout, intent: .remove(unique(keys))) { group, now, rng in
+        try await removeMembers(caughtUp: try await catchUp(groupText, timeout: timeout), keys: keys, timeout: timeout)
+    }
+
+    func removeMembers(caughtUp id: [UInt8], keys: [PublicKey], timeout: Duration) async throws -> GroupView {
+        try await commit(id, timeout: timeout, intent: .remove(unique(keys))) { group, now, rng in
             try group.removeMembers(self.unique(keys), committer: self.publicKey, now: now, using: &rng)
         }
     }
 
     /// Renames the group and/or changes its description (admins only).
     public func updateGroup(_ groupText: String, name: String?, description: String?, timeout: Duration) async throws -> GroupView {
-        let id = try await catchUp(groupText, timeout: timeout)
-        return try await commit(id, timeout: timeout, intent: .rename(name: name, description: description)) { group, now, rng in
+        try await updateGroup(caughtUp: try await catchUp(groupText, timeout: timeout), name: name, description: description, timeout: timeout)
+    }
+
+    func updateGroup(caughtUp id: [UInt8], name: String?, description: String?, timeout: Duration) async throws -> GroupView {
+        try await commit(id, timeout: timeout, intent: .rename(name: name, description: description)) { group, now, rng in
             var data = group.data
             if let name { data.name = name }
             if let description { data.description = description }
@@ -83,8 +93,11 @@ extension BurrowNode {
 
     /// Adds and removes admins (admins only; every admin must be a member; never zero admins).
     public func changeAdmins(_ groupText: String, add: [PublicKey], remove: [PublicKey], timeout: Duration) async throws -> GroupView {
-        let id = try await catchUp(groupText, timeout: timeout)
-        return try await commit(id, timeout: timeout, intent: .admins(add: add, remove: remove)) { group, now, rng in
+        try await changeAdmins(caughtUp: try await catchUp(groupText, timeout: timeout), add: add, remove: remove, timeout: timeout)
+    }
+
+    func changeAdmins(caughtUp id: [UInt8], add: [PublicKey], remove: [PublicKey], timeout: Duration) async throws -> GroupView {
+        try await commit(id, timeout: timeout, intent: .admins(add: add, remove: remove)) { group, now, rng in
             let members = Set(group.members)
             for key in add where !members.contains(key) { throw NodeError.invalidInput("\(key.hex) is not a member") }
             var admins = Set(group.admins)

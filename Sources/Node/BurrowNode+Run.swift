@@ -46,7 +46,7 @@ extension BurrowNode {
             let (changed, held) = processGroupEvents(liveHeld + [event], report: &report, keepHeld: true)
             liveHeld = Array(held.suffix(1000))
             resubscribe = !changed.isEmpty
-            await commitOwedProposals(timeout: timeout, report: &report)
+            await carryOutEffects(timeout: timeout, report: &report)
             await flushOutbox(timeout: timeout)
         default:
             break

@@ -11,8 +11,6 @@ import Store
 extension BurrowNode {
     /// Gift wraps are back-dated up to two days; fetch them with a week's margin (as White Noise).
     static let giftWrapMargin: Int64 = 7 * 24 * 60 * 60
-    /// Group events (and gift wraps) larger than this are refused unread.
-    static let maximumEventContent = 512 * 1024
     /// Group events are fetched from a margin before the newest one handled.
     static let groupEventMargin: Int64 = 2 * 24 * 60 * 60
 
@@ -26,6 +24,7 @@ extension BurrowNode {
             try tx.groups.list().filter { $0.state == .active || $0.state == .leaving }.map(\.mlsGroupID)
         }
         try await syncGroups(ids, timeout: timeout, report: &report)
+        await commitOwedProposals(groupsOwingCommits(), timeout: timeout, report: &report)
         await flushOutbox(timeout: timeout)
         await fetchProfileNames(timeout: timeout)
         pruneIntents()
@@ -148,11 +147,22 @@ extension BurrowNode {
             let since = active.map(\.row.syncSince).min().map { max(0, $0 - Self.groupEventMargin) }
             let filter = Filter(kinds: [MarmotKind.groupEvent], since: since, tags: ["h": active.map { Hex.encode($0.row.nostrGroupID) }])
             for group in active { fetchedFor.insert(group.row.nostrGroupID) }
-            let changed = try await catchUp(filter, from: urls, timeout: timeout, report: &report)
-            await commitOwedProposals(timeout: timeout, report: &report)
-            await retryLostIntents(timeout: timeout, report: &report)
-            pendingIDs = changed
+            pendingIDs = try await catchUp(filter, from: urls, timeout: timeout, report: &report)
         }
+        await carryOutEffects(timeout: timeout, report: &report)
+    }
+
+    /// Carries out what the pipeline asked for, once the groups are caught up: the commits we
+    /// owe for received proposals, then our lost changes applied again. These make commits
+    /// without catching up again (the groups were just brought up to date), so nothing here
+    /// leads back into a sync.
+    func carryOutEffects(timeout: Duration, report: inout SyncReport) async {
+        let effects = report.effects
+        report.effects = []
+        var owed: [[UInt8]] = []
+        for case .commitOwed(let id) in effects where !owed.contains(id) { owed.append(id) }
+        await commitOwedProposals(owed, timeout: timeout, report: &report)
+        await retryLostIntents(timeout: timeout, report: &report)
     }
 
     /// At most this many group events are fetched and handled at once while catching up.
@@ -256,105 +266,67 @@ extension BurrowNode {
         case skipped
     }
 
-    /// One kind-445 event: dedup, envelope checks, decryption, MLS, storage — one transaction.
+    /// One kind-445 event: the store's inputs, `GroupPipeline`'s decision, and what it says
+    /// written back — one transaction.
     func handleGroupEvent(_ event: Event, report: inout SyncReport) -> GroupEventResult {
-        let now = Self.now()
+        let pipeline = GroupPipeline(now: Self.now())
+        let now = pipeline.now
         var updates: [NodeUpdate] = []
         var newMessages = 0
+        var effects: [GroupPipeline.Effect] = []
         do {
             let result = try store.transaction { tx -> GroupEventResult in
-                if try tx.processedEvents.contains(eventID: event.id.bytes) { return .skipped }
-                let validated: ValidatedGroupEvent
-                guard event.content.utf8.count <= Self.maximumEventContent else {
-                    throw PipelineRejection("oversized: \(event.content.utf8.count) bytes of content")
-                }
-                do { validated = try GroupEvent.validate(event, now: now) } catch MarmotError.groupEventTooOld(let createdAt, _) {
-                    report.tooOldGroups.insert(Self.hTag(event) ?? "")
-                    throw PipelineRejection("older than the 45-day event window (created_at \(createdAt))")
-                } catch {
-                    throw PipelineRejection(Self.describe(error))
-                }
-                let rows = try tx.groups.find(nostrGroupID: validated.nostrGroupID).filter { $0.state != .declined }
-                guard !rows.isEmpty else {
-                    throw PipelineRejection("no group of ours has nostr_group_id \(Hex.encode(validated.nostrGroupID))")
-                }
-                // Groups we are in come first; a pending invite never shadows them (a forged
-                // welcome reusing a group's nostr_group_id must not freeze the real group).
-                let candidates = rows.filter { $0.state != .pending }.sorted { Self.readsFirst($0.state) && !Self.readsFirst($1.state) }
-                guard !candidates.isEmpty else { return .skipped }
-                var opened: (LoadedGroup, DecryptedGroupEvent)?
-                for row in candidates {
-                    let candidate = try LoadedGroup(row, tx: tx)
-                    if let decrypted = try? candidate.group.decrypt(validated) {
-                        opened = (candidate, decrypted)
-                        break
+                let processed = try tx.processedEvents.contains(eventID: event.id.bytes)
+                let candidates = processed ? [] : try Self.hTag(event).flatMap { try? Hex.decode($0, length: 32) }.map {
+                    try tx.groups.find(nostrGroupID: $0).filter { $0.state != .declined }.map { row in
+                        GroupPipeline.Candidate(group: try LoadedGroup(row, tx: tx), joinedAt: { try self.joinedAt(row, tx: tx) })
                     }
-                }
-                guard let opened else {
-                    guard let row = candidates.first(where: { Self.readsFirst($0.state) }) else {
-                        throw PipelineRejection("the group is no longer ours to read")
-                    }
-                    return .hold("no key of a known epoch opens it (a later epoch?)",
-                                 beforeJoin: event.createdAt <= (try joinedAt(row, tx: tx)))
-                }
-                var loaded = opened.0
-                let decrypted = opened.1
-                let row = loaded.row
-                let outcome: GroupEventOutcome
-                do { outcome = try loaded.group.process(decrypted) } catch MarmotError.epochUnavailable(let epoch, let current) {
-                    return .hold("epoch \(epoch) is ahead of ours (\(current))", beforeJoin: false)
-                } catch MLSError.unknownProposalReference {
-                    return .hold("it commits a proposal not seen yet", beforeJoin: false)
-                } catch MarmotError.staleCommit(let epoch) {
-                    try tx.processedEvents.mark(eventID: event.id.bytes, outcome: "stale commit of epoch \(epoch)", at: now)
-                    return .done(epochChanged: false, nostrGroupIDChanged: nil)
-                } catch MarmotError.duplicateCommit(let epoch) {
-                    try tx.processedEvents.mark(eventID: event.id.bytes, outcome: "the commit of epoch \(epoch) again", at: now)
+                } ?? []
+                switch pipeline.decide(event, alreadyProcessed: processed, candidates: candidates) {
+                case .skip:
                     return .skipped
-                } catch MLSError.ownMessage {
-                    try tx.processedEvents.mark(eventID: event.id.bytes, outcome: "own echo", at: now)
-                    return .skipped
-                } catch {
-                    throw PipelineRejection(Self.describe(error))
-                }
-                var epochChanged = false
-                var renamed: [UInt8]?
-                switch outcome {
-                case .application(let inner, let epoch):
-                    let stored = StoredMessage(
-                        mlsGroupID: row.mlsGroupID, id: inner.rumor.id.bytes, eventID: event.id.bytes, sender: inner.sender.bytes,
-                        kind: inner.rumor.kind, createdAt: inner.rumor.createdAt, content: inner.rumor.content,
-                        rumorJSON: inner.rumor.jsonString, epoch: Int64(epoch), receivedAt: now)
-                    if try tx.messages.insert(stored) {
-                        newMessages += 1
-                        if case .chat(.nickname(let nickname))? = try? inner.content(), !nickname.value.isEmpty {
-                            try tx.memberNames.set(pubkey: inner.sender.bytes, mlsGroupID: row.mlsGroupID, name: nickname.value, at: now)
+                case .record(let outcome, let counted):
+                    try tx.processedEvents.mark(eventID: event.id.bytes, outcome: outcome, at: now)
+                    return counted ? .done(epochChanged: false, nostrGroupIDChanged: nil) : .skipped
+                case .hold(let reason, let beforeJoin):
+                    return .hold(reason, beforeJoin: beforeJoin)
+                case .reject(let reason, let tooOld):
+                    if tooOld { report.tooOldGroups.insert(Self.hTag(event) ?? "") }
+                    throw PipelineRejection(reason)
+                case .apply(var change):
+                    if let (inner, epoch) = change.message {
+                        let stored = StoredMessage(
+                            mlsGroupID: change.group.row.mlsGroupID, id: inner.rumor.id.bytes, eventID: event.id.bytes,
+                            sender: inner.sender.bytes, kind: inner.rumor.kind, createdAt: inner.rumor.createdAt,
+                            content: inner.rumor.content, rumorJSON: inner.rumor.jsonString, epoch: Int64(epoch), receivedAt: now)
+                        if try tx.messages.insert(stored) {
+                            newMessages += 1
+                            if case .chat(.nickname(let nickname))? = try? inner.content(), !nickname.value.isEmpty {
+                                try tx.memberNames.set(pubkey: inner.sender.bytes, mlsGroupID: stored.mlsGroupID, name: nickname.value, at: now)
+                            }
+                            updates.append(.message(try messageView(stored, tx: tx)))
                         }
-                        updates.append(.message(try messageView(stored, tx: tx)))
                     }
-                case .proposalToCommit, .proposalKept, .proposalIgnored:
-                    break
-                case .commit(let summary, let replaced):
-                    epochChanged = true
-                    // Our own commit lost the epoch: its intent is applied again after this sync.
-                    if let lost = replaced?.eventID, let intent = try tx.settings.get(CommitIntent.key(lost)) {
-                        try tx.settings.set(CommitIntent.retryKey(row.mlsGroupID, lost), intent)
+                    try change.group.save(tx)
+                    try tx.processedEvents.mark(eventID: event.id.bytes, outcome: "processed", at: now)
+                    for effect in change.effects {
+                        // Our own commit lost the epoch: its intent is applied again after this sync.
+                        if case .retryIntent(let id, let lost) = effect, let intent = try tx.settings.get(CommitIntent.key(lost)) {
+                            try tx.settings.set(CommitIntent.retryKey(id, lost), intent)
+                        }
                     }
-                    if summary.removedSelf { loaded.row.state = loaded.row.state == .leaving ? .left : .removed }
-                    if loaded.group.nostrGroupID != row.nostrGroupID { renamed = row.mlsGroupID }
+                    effects = change.effects
+                    if change.epochChanged { updates.append(.group(change.group.view)) }
+                    return .done(epochChanged: change.epochChanged,
+                                 nostrGroupIDChanged: change.nostrGroupIDChanged ? change.group.row.mlsGroupID : nil)
                 }
-                loaded.row.syncSince = max(loaded.row.syncSince, event.createdAt)
-                loaded.group.dropSnapshots(committedBefore: now - MarmotGroup.snapshotTTL)
-                try loaded.save(tx)
-                try tx.processedEvents.mark(eventID: event.id.bytes, outcome: "processed", at: now)
-                if epochChanged { updates.append(.group(loaded.view)) }
-                return .done(epochChanged: epochChanged, nostrGroupIDChanged: renamed)
             }
             Failpoint.groupEventProcessed.check()
             if case .done = result {
                 report.processed += 1
                 report.messages += newMessages
                 report.updates += updates
+                for effect in effects where !report.effects.contains(effect) { report.effects.append(effect) }
             }
             return result
         } catch {
@@ -373,13 +345,21 @@ extension BurrowNode {
         return row.createdAt
     }
 
-    /// Commits proposals every member commits on receipt (SelfRemove; a legacy self-Remove
-    /// when we are admin), as MDK does, for groups that still hold such proposals.
-    func commitOwedProposals(timeout: Duration, report: inout SyncReport) async {
-        guard let groups = try? store.transaction({ tx in try tx.groups.list().filter { $0.state == .active }.map { try LoadedGroup($0) } }) else {
-            return
-        }
-        for loaded in groups where !loaded.group.owedProposals.isEmpty {
+    /// The active groups holding a received proposal we owe a commit (after a crash between
+    /// storing the proposal and committing it; a full `sync` looks once).
+    func groupsOwingCommits() -> [[UInt8]] {
+        (try? store.transaction { tx in
+            try tx.groups.list().filter { $0.state == .active }.map { try LoadedGroup($0) }
+                .filter { !$0.group.owedProposals.isEmpty }.map(\.row.mlsGroupID)
+        }) ?? []
+    }
+
+    /// Commits the proposals every member commits on receipt (SelfRemove; a legacy self-Remove
+    /// when we are admin), as MDK does, in each of `ids` that still holds such proposals.
+    func commitOwedProposals(_ ids: [[UInt8]], timeout: Duration, report: inout SyncReport) async {
+        for id in ids {
+            guard let loaded = try? store.transaction({ try loadGroup(mlsGroupID: id, in: $0) }), loaded.row.state == .active,
+                  !loaded.group.owedProposals.isEmpty else { continue }
             do {
                 let view = try await commit(loaded.row.mlsGroupID, timeout: timeout) { group, now, rng in
                     try group.commitOwedProposals(now: now, using: &rng)
@@ -401,24 +381,23 @@ extension BurrowNode {
                   let current = try? store.transaction({ try loadGroup(mlsGroupID: id, in: $0) }),
                   current.row.state == .active, current.group.isAdmin(publicKey) else { continue }
             let members = Set(current.group.members)
-            let idHex = Hex.encode(id)
             do {
                 let view: GroupView?
                 switch intent {
                 case .add(let keys):
                     let missing = keys.filter { !members.contains($0) }
-                    view = missing.isEmpty ? nil : try await addMembers(idHex, keys: missing, timeout: timeout)
+                    view = missing.isEmpty ? nil : try await addMembers(caughtUp: id, keys: missing, timeout: timeout)
                 case .remove(let keys):
                     let present = keys.filter { members.contains($0) }
-                    view = present.isEmpty ? nil : try await removeMembers(idHex, keys: present, timeout: timeout)
+                    view = present.isEmpty ? nil : try await removeMembers(caughtUp: id, keys: present, timeout: timeout)
                 case .rename(let name, let description):
                     let data = current.group.data
                     view = (name ?? data.name) == data.name && (description ?? data.description) == data.description ? nil
-                        : try await updateGroup(idHex, name: name, description: description, timeout: timeout)
+                        : try await updateGroup(caughtUp: id, name: name, description: description, timeout: timeout)
                 case .admins(let add, let remove):
                     let admins = Set(current.group.admins)
                     let todo = add.contains { !admins.contains($0) } || remove.contains { admins.contains($0) }
-                    view = todo ? try await changeAdmins(idHex, add: add.filter(members.contains), remove: remove, timeout: timeout) : nil
+                    view = todo ? try await changeAdmins(caughtUp: id, add: add.filter(members.contains), remove: remove, timeout: timeout) : nil
                 }
                 if let view { report.updates.append(.group(view)) }
                 logger.info("re-applied a change whose commit lost its epoch", metadata: ["intent": "\(json)"])
@@ -530,9 +509,6 @@ extension BurrowNode {
                         + "ask an admin to remove and re-add you")
         }
     }
-
-    /// Whether a group in `state` is one we read and write (its events come before others').
-    static func readsFirst(_ state: StoredGroup.State) -> Bool { state == .active || state == .leaving }
 
     static func hTag(_ event: Event) -> String? { event.tags.first { $0.count >= 2 && $0[0] == "h" }?[1] }
 

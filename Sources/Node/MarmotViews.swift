@@ -104,6 +104,8 @@ public struct SyncReport: Sendable {
     public var updates: [NodeUpdate] = []
     /// `h` values of group events refused as older than the 45-day window.
     var tooOldGroups: Set<String> = []
+    /// Follow-up work the pipeline asked for (owed commits, intents to re-apply).
+    var effects: [GroupPipeline.Effect] = []
 
     public init() {}
 

@@ -115,23 +115,25 @@ public struct MarmotGroup: Sendable {
         creator: PublicKey, name: String, description: String, admins: [PublicKey], relays: [RelayURL],
         invitees: [VerifiedKeyPackageEvent], now: Int64, using rng: inout some RandomNumberGenerator
     ) throws -> (group: MarmotGroup, welcomes: [OutgoingWelcome]) {
-        var adminKeys = admins.map(\.bytes)
-        if adminKeys.isEmpty { adminKeys = [creator.bytes] }
-        let data = NostrGroupData(name: name, description: description, admins: adminKeys, relays: relays, using: &rng)
-        let extensions = try MarmotProfile.groupContextExtensions(
-            data: data, required: MarmotProfile.requiredCapabilities(invitees: invitees))
-        var mls = try MLSGroup.create(
-            groupID: rng.randomBytes(16), credential: MarmotProfile.credential(for: creator),
-            signer: SignaturePrivateKey.generate(using: &rng), capabilities: MarmotProfile.capabilities,
-            lifetime: .standard(from: UInt64(max(0, now))), groupContextExtensions: extensions,
-            configuration: MarmotProfile.configuration, using: &rng)
-        guard !invitees.isEmpty else { return (try MarmotGroup(mls: mls), []) }
-        let output = try mls.addMembers(invitees.map(\.keyPackage), using: &rng)
-        try MemberIdentities.requireUnique(after: output.summary, members: mls.members)
-        try mls.mergePendingCommit()
-        let group = try MarmotGroup(mls: mls)
-        let welcomes = try group.welcomeRumors(output, invitees: invitees, committer: creator, now: now)
-        return (group, welcomes)
+        return try MarmotError.wrappingMLS {
+            var adminKeys = admins.map(\.bytes)
+            if adminKeys.isEmpty { adminKeys = [creator.bytes] }
+            let data = NostrGroupData(name: name, description: description, admins: adminKeys, relays: relays, using: &rng)
+            let extensions = try MarmotProfile.groupContextExtensions(
+                data: data, required: MarmotProfile.requiredCapabilities(invitees: invitees))
+            var mls = try MLSGroup.create(
+                groupID: rng.randomBytes(16), credential: MarmotProfile.credential(for: creator),
+                signer: SignaturePrivateKey.generate(using: &rng), capabilities: MarmotProfile.capabilities,
+                lifetime: .standard(from: UInt64(max(0, now))), groupContextExtensions: extensions,
+                configuration: MarmotProfile.configuration, using: &rng)
+            guard !invitees.isEmpty else { return (try MarmotGroup(mls: mls), []) }
+            let output = try mls.addMembers(invitees.map(\.keyPackage), using: &rng)
+            try MemberIdentities.requireUnique(after: output.summary, members: mls.members)
+            try mls.mergePendingCommit()
+            let group = try MarmotGroup(mls: mls)
+            let welcomes = try group.welcomeRumors(output, invitees: invitees, committer: creator, now: now)
+            return (group, welcomes)
+        }
     }
 
     /// Joins from a verified Welcome rumor with the KeyPackage it names. The group must carry
@@ -139,18 +141,20 @@ public struct MarmotGroup: Sendable {
     /// seal) must be the member who signed the GroupInfo and an admin: the inviter vouches
     /// for the group, and only an admin can have added us.
     public static func join(welcome: VerifiedWelcomeRumor, keyPackage: KeyPackageBundle) throws -> MarmotGroup {
-        let processed = try ProcessedWelcome(welcome: welcome.welcome, keyPackage: keyPackage)
-        let group = try MarmotGroup(mls: MLSGroup.join(processed, configuration: MarmotProfile.configuration))
-        try MemberIdentities.requireUnique(group.mls.members)
-        // The GroupInfo signature was verified by the join, under this leaf's key.
-        let signer = LeafIndex(processed.unverifiedGroupInfo.signer)
-        guard group.mls.member(at: signer)?.identity == welcome.inviter.bytes else {
-            throw MarmotError.welcomeInviterMismatch("the welcome's author is not the member who signed its GroupInfo")
+        return try MarmotError.wrappingMLS {
+            let processed = try ProcessedWelcome(welcome: welcome.welcome, keyPackage: keyPackage)
+            let group = try MarmotGroup(mls: MLSGroup.join(processed, configuration: MarmotProfile.configuration))
+            try MemberIdentities.requireUnique(group.mls.members)
+            // The GroupInfo signature was verified by the join, under this leaf's key.
+            let signer = LeafIndex(processed.unverifiedGroupInfo.signer)
+            guard group.mls.member(at: signer)?.identity == welcome.inviter.bytes else {
+                throw MarmotError.welcomeInviterMismatch("the welcome's author is not the member who signed its GroupInfo")
+            }
+            guard group.data.admins.contains(welcome.inviter.bytes) else {
+                throw MarmotError.welcomeInviterMismatch("the welcome's author is not an admin of the group")
+            }
+            return group
         }
-        guard group.data.admins.contains(welcome.inviter.bytes) else {
-            throw MarmotError.welcomeInviterMismatch("the welcome's author is not an admin of the group")
-        }
-        return group
     }
 
     // MARK: Incoming group events
@@ -158,9 +162,11 @@ public struct MarmotGroup: Sendable {
     /// The exporter secrets a kind-445 event may be encrypted with: the current epoch's, then
     /// up to five past epochs', newest first.
     public func exporterSecrets() throws -> [Secret] {
-        try mls.retainedEpochs.sorted(by: >).prefix(GroupEvent.pastEpochLookback + 1).map {
-            try mls.exporter(label: GroupEvent.exporterLabel, context: GroupEvent.exporterContext,
-                             length: GroupEvent.exporterSecretLength, epoch: $0)
+        return try MarmotError.wrappingMLS {
+            try mls.retainedEpochs.sorted(by: >).prefix(GroupEvent.pastEpochLookback + 1).map {
+                try mls.exporter(label: GroupEvent.exporterLabel, context: GroupEvent.exporterContext,
+                                 length: GroupEvent.exporterSecretLength, epoch: $0)
+            }
         }
     }
 
@@ -171,10 +177,16 @@ public struct MarmotGroup: Sendable {
     /// Processes a decrypted group event: an application message (its inner event checked
     /// against the MLS sender), a proposal, or a commit (authorized by MDK's admin rules).
     ///
-    /// A commit for the epoch just left replaces the applied one when it is earlier by MDK's
-    /// rule; otherwise it is a `staleCommit`. Anything for a later epoch is `epochUnavailable`
-    /// (the caller holds it until the commits before it arrive).
+    /// A commit for an epoch already left replaces the applied one when it is earlier by MDK's
+    /// rule (rolling back); otherwise it is `.stale`. Anything for a later epoch, or a commit
+    /// naming a proposal not received yet, is `.hold` (the caller keeps it until the events
+    /// before it arrive); our own message coming back is `.ownEcho`. What cannot be accepted
+    /// at all throws, and the group is unchanged whenever the outcome changes nothing.
     public mutating func process(_ event: DecryptedGroupEvent) throws -> GroupEventOutcome {
+        try MarmotError.wrappingMLS { try processUnwrapped(event) }
+    }
+
+    private mutating func processUnwrapped(_ event: DecryptedGroupEvent) throws -> GroupEventOutcome {
         let framed = try ProtectedMessage(event.message)
         guard framed.groupID == mls.groupID else { throw MLSError.wrongGroupID }
         let time = UInt64(max(0, event.event.createdAt))
@@ -182,31 +194,30 @@ public struct MarmotGroup: Sendable {
 
         let digest = RollbackPoint.digest(of: event.messageBytes)
         if framed.contentType == .commit, framed.epoch < mls.epoch {
-            guard let index = snapshots.lastIndex(where: { $0.state.epoch == framed.epoch }) else {
-                throw MarmotError.staleCommit(epoch: framed.epoch)
-            }
+            guard let index = snapshots.lastIndex(where: { $0.state.epoch == framed.epoch }) else { return .stale(epoch: framed.epoch) }
             let point = snapshots[index]
-            guard point.digest != digest else { throw MarmotError.duplicateCommit(epoch: framed.epoch) }
-            guard order < point.order else { throw MarmotError.staleCommit(epoch: framed.epoch) }
+            guard point.digest != digest else { return .duplicate(epoch: framed.epoch) }
+            guard order < point.order else { return .stale(epoch: framed.epoch) }
             var candidate = point.state
             candidate.clearPendingCommit()
             let base = try MarmotGroup(mls: candidate)
-            let summary = try base.applyCommit(event.message, to: &candidate, time: time)
+            guard let summary = try base.applyCommit(event.message, to: &candidate, time: time) else { return .hold(.unknownProposal) }
             self.mls = candidate
             self.data = try NostrGroupData(extensions: candidate.extensions) ?? data
             self.snapshots = Array(snapshots[..<index])
             record(RollbackPoint(state: base.mls, order: order, digest: digest))
             return .commit(summary, replaced: point.order)
         }
-        if framed.epoch > mls.epoch { throw MarmotError.epochUnavailable(epoch: framed.epoch, current: mls.epoch) }
+        if framed.epoch > mls.epoch { return .hold(.epochAhead(epoch: framed.epoch, current: mls.epoch)) }
 
         var next = mls
         if framed.contentType == .commit {
-            let summary = try applyCommit(event.message, to: &next, time: time)
+            guard let summary = try applyCommit(event.message, to: &next, time: time) else { return .hold(.unknownProposal) }
             try advance(to: next, order: order, digest: digest)
             return .commit(summary, replaced: nil)
         }
-        let result = try next.process(event.message, at: time)
+        let result: ProcessedMessage
+        do { result = try next.process(event.message, at: time) } catch MLSError.ownMessage { return .ownEcho }
         switch result {
         case .application(let application):
             guard let identity = application.sender.identity else {
@@ -230,12 +241,28 @@ public struct MarmotGroup: Sendable {
         }
     }
 
-    private func applyCommit(_ message: MLSMessage, to group: inout MLSGroup, time: UInt64) throws -> CommitSummary {
+    /// Applies a commit of the current epoch to `group` if Marmot's rules allow it; nil when it
+    /// names a proposal this member has not received (yet).
+    private func applyCommit(_ message: MLSMessage, to group: inout MLSGroup, time: UInt64) throws -> CommitSummary? {
         let admins = data.admins
         let members = mls.members
-        let processed = try group.process(message, at: time) { summary in
-            try AdminPolicy.authorize(summary, admins: admins, members: members)
-            try MemberIdentities.requireUnique(after: summary, members: members)
+        var refusal: Error?
+        let processed: ProcessedMessage
+        do {
+            processed = try group.process(message, at: time) { summary in
+                do {
+                    try AdminPolicy.authorize(summary, admins: admins, members: members)
+                    try MemberIdentities.requireUnique(after: summary, members: members)
+                } catch {
+                    refusal = error
+                    throw error
+                }
+            }
+        } catch MLSError.unknownProposalReference {
+            return nil
+        } catch {
+            // Marmot's own refusal, not MLS's wrapping of it.
+            throw refusal ?? error
         }
         guard case .commit(let summary) = processed else { throw MLSError.invalidCommit("not a commit") }
         return summary
@@ -294,12 +321,14 @@ public struct MarmotGroup: Sendable {
 
     /// Encrypts an inner event (a rumor authored by us) as a kind-445 event of the current epoch.
     public mutating func seal(_ rumor: Rumor, now: Int64, using rng: inout some RandomNumberGenerator) throws -> Event {
-        guard mls.isActive else { throw MarmotError.groupInactive }
-        var next = mls
-        let message = try next.encryptApplicationMessage(rumor.jsonBytes, using: &rng)
-        let event = try sealMessage(message, now: now, using: &rng)
-        mls = next
-        return event
+        return try MarmotError.wrappingMLS {
+            guard mls.isActive else { throw MarmotError.groupInactive }
+            var next = mls
+            let message = try next.encryptApplicationMessage(rumor.jsonBytes, using: &rng)
+            let event = try sealMessage(message, now: now, using: &rng)
+            mls = next
+            return event
+        }
     }
 
     /// Adds members (admins only). The commit waits as pending until `mergePendingCommit`.
@@ -344,42 +373,48 @@ public struct MarmotGroup: Sendable {
 
     /// Refreshes our leaf and path with a new signature key (MDK's `self_update`).
     public mutating func selfUpdate(now: Int64, using rng: inout some RandomNumberGenerator) throws -> PendingCommitEvent {
-        let signer = try SignaturePrivateKey.generate(using: &rng)
-        return try commit(now: now, using: &rng) { group, rng in try group.selfUpdate(newSigner: signer, using: &rng) }
+        return try MarmotError.wrappingMLS {
+            let signer = try SignaturePrivateKey.generate(using: &rng)
+            return try commit(now: now, using: &rng) { group, rng in try group.selfUpdate(newSigner: signer, using: &rng) }
+        }
     }
 
     /// Commits the proposals this member owes (`owedProposals`) and nothing else.
     public mutating func commitOwedProposals(now: Int64, using rng: inout some RandomNumberGenerator) throws -> PendingCommitEvent {
         let owed = owedProposals.map(\.reference)
-        guard !owed.isEmpty else { throw MLSError.invalidCommit("no received proposal is owed a commit") }
+        guard !owed.isEmpty else { throw MarmotError.mls(.invalidCommit("no received proposal is owed a commit")) }
         return try commit(now: now, using: &rng) { group, rng in try group.commitProposals(owed, using: &rng) }
     }
 
     /// Our leave proposal: SelfRemove (a PublicMessage) where the group requires it, else MDK's
     /// legacy Remove of our own leaf. Admins must demote themselves first.
     public mutating func leaveProposal(now: Int64, using rng: inout some RandomNumberGenerator) throws -> Event {
-        guard mls.isActive else { throw MarmotError.groupInactive }
-        if let own = ownIdentity, isAdmin(own) { throw MarmotError.commitNotAuthorized("admins must demote themselves before leaving") }
-        var next = mls
-        let message: MLSMessage
-        if requiresSelfRemove {
-            message = try next.proposeSelfRemove(using: &rng)
-        } else {
-            message = try next.propose(.remove(RemoveProposal(removed: next.ownLeafIndex.value)), using: &rng)
+        return try MarmotError.wrappingMLS {
+            guard mls.isActive else { throw MarmotError.groupInactive }
+            if let own = ownIdentity, isAdmin(own) { throw MarmotError.commitNotAuthorized("admins must demote themselves before leaving") }
+            var next = mls
+            let message: MLSMessage
+            if requiresSelfRemove {
+                message = try next.proposeSelfRemove(using: &rng)
+            } else {
+                message = try next.propose(.remove(RemoveProposal(removed: next.ownLeafIndex.value)), using: &rng)
+            }
+            let event = try sealMessage(message, now: now, using: &rng)
+            mls = next
+            return event
         }
-        let event = try sealMessage(message, now: now, using: &rng)
-        mls = next
-        return event
     }
 
     /// Moves to the epoch of our pending commit once a relay accepted `event`.
     @discardableResult
     public mutating func mergePendingCommit(published event: Event) throws -> CommitSummary {
-        let bytes = mls.pendingCommit?.commit.tlsSerialized ?? []
-        var next = mls
-        let summary = try next.mergePendingCommit()
-        try advance(to: next, order: CommitOrder(event), digest: RollbackPoint.digest(of: bytes))
-        return summary
+        return try MarmotError.wrappingMLS {
+            let bytes = mls.pendingCommit?.commit.tlsSerialized ?? []
+            var next = mls
+            let summary = try next.mergePendingCommit()
+            try advance(to: next, order: CommitOrder(event), digest: RollbackPoint.digest(of: bytes))
+            return summary
+        }
     }
 
     /// Drops our pending commit (publishing failed, or another commit took the epoch).
@@ -397,17 +432,19 @@ public struct MarmotGroup: Sendable {
         _ make: (inout MLSGroup, inout R) throws -> CommitOutput,
         welcomes: ((CommitOutput, MarmotGroup) throws -> [OutgoingWelcome])? = nil
     ) throws -> PendingCommitEvent {
-        guard mls.isActive else { throw MarmotError.groupInactive }
-        var next = mls
-        let output = try make(&next, &rng)
-        // Never publish what the other members would refuse: they would stay behind and we
-        // would be alone on our branch.
-        try AdminPolicy.authorize(output.summary, admins: data.admins, members: mls.members)
-        try MemberIdentities.requireUnique(after: output.summary, members: mls.members)
-        let event = try sealMessage(output.commit, now: now, using: &rng)
-        let rumors = try welcomes?(output, self) ?? []
-        mls = next
-        return PendingCommitEvent(event: event, welcomes: rumors, summary: output.summary)
+        return try MarmotError.wrappingMLS {
+            guard mls.isActive else { throw MarmotError.groupInactive }
+            var next = mls
+            let output = try make(&next, &rng)
+            // Never publish what the other members would refuse: they would stay behind and we
+            // would be alone on our branch.
+            try AdminPolicy.authorize(output.summary, admins: data.admins, members: mls.members)
+            try MemberIdentities.requireUnique(after: output.summary, members: mls.members)
+            let event = try sealMessage(output.commit, now: now, using: &rng)
+            let rumors = try welcomes?(output, self) ?? []
+            mls = next
+            return PendingCommitEvent(event: event, welcomes: rumors, summary: output.summary)
+        }
     }
 
     /// Seals an MLS message with the current epoch's exporter secret.
