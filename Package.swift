@@ -133,7 +133,7 @@ let package = Package(
         ),
 
         // Tests. TestSupport locates fixtures and starts third-party peers for the suites.
-        .target(name: "TestSupport", dependencies: ["Nostr"], path: "Tests/TestSupport", swiftSettings: swift5),
+        .target(name: "TestSupport", dependencies: ["Nostr", "MLS", "Marmot"], path: "Tests/TestSupport", swiftSettings: swift5),
         .testTarget(name: "NostrTests", dependencies: ["TestSupport", "Nostr"], swiftSettings: swift5),
         .testTarget(name: "MLSTests", dependencies: ["TestSupport", "MLS"], swiftSettings: swift5),
         .testTarget(name: "MarmotTests", dependencies: ["TestSupport", "Marmot", "MLS", "Nostr"], swiftSettings: swift5),

@@ -37,7 +37,7 @@ extension BurrowNode {
         try store.transaction { tx in
             try loaded.save(tx)
             for (wrap, urls) in wraps {
-                try tx.outbox.insert(OutboxEntry(eventID: wrap.id.bytes, mlsGroupID: group.mlsGroupID, purpose: "welcome",
+                try tx.outbox.insert(OutboxEntry(eventID: wrap.id.bytes, mlsGroupID: group.mlsGroupID, purpose: .welcome,
                                                  json: wrap.jsonString, relays: urls, createdAt: now))
             }
         }
@@ -168,7 +168,7 @@ extension BurrowNode {
             try loaded.save(tx)
             let urls = relayURLs(for: loaded.group, ours: ours)
             try tx.processedEvents.mark(eventID: event.id.bytes, outcome: "own proposal", at: now)
-            try tx.outbox.insert(OutboxEntry(eventID: event.id.bytes, mlsGroupID: id, purpose: "proposal", json: event.jsonString,
+            try tx.outbox.insert(OutboxEntry(eventID: event.id.bytes, mlsGroupID: id, purpose: .proposal, json: event.jsonString,
                                              relays: urls, createdAt: now))
             return (event, urls)
         }
@@ -203,11 +203,14 @@ extension BurrowNode {
             try loaded.save(tx)
             let urls = relayURLs(for: loaded.group, ours: ours)
             try tx.processedEvents.mark(eventID: pending.event.id.bytes, outcome: "own commit", at: now)
-            if let intent { try tx.settings.set(CommitIntent.key(pending.event.id), intent.json) }
-            try tx.outbox.insert(OutboxEntry(eventID: pending.event.id.bytes, mlsGroupID: id, purpose: "commit",
+            if let intent {
+                try tx.commitIntents.record(StoredCommitIntent(commitEventID: pending.event.id.bytes, mlsGroupID: id, intent: intent.json,
+                                                               createdAt: now))
+            }
+            try tx.outbox.insert(OutboxEntry(eventID: pending.event.id.bytes, mlsGroupID: id, purpose: .commit,
                                              json: pending.event.jsonString, relays: urls, createdAt: now))
             for (wrap, wrapURLs) in wraps {
-                try tx.outbox.insert(OutboxEntry(eventID: wrap.id.bytes, mlsGroupID: id, purpose: "welcome", json: wrap.jsonString,
+                try tx.outbox.insert(OutboxEntry(eventID: wrap.id.bytes, mlsGroupID: id, purpose: .welcome, json: wrap.jsonString,
                                                  relays: wrapURLs, afterEvent: pending.event.id.bytes, createdAt: now))
             }
             return (pending, urls)

@@ -62,7 +62,7 @@ extension BurrowNode {
                 createdAt: rumor.createdAt, content: rumor.content, rumorJSON: rumor.jsonString, epoch: Int64(epoch), receivedAt: now))
             try tx.processedEvents.mark(eventID: event.id.bytes, outcome: "own message", at: now)
             let urls = relayURLs(for: loaded.group, ours: ours)
-            try tx.outbox.insert(OutboxEntry(eventID: event.id.bytes, mlsGroupID: id, purpose: "message", json: event.jsonString,
+            try tx.outbox.insert(OutboxEntry(eventID: event.id.bytes, mlsGroupID: id, purpose: .message, json: event.jsonString,
                                              relays: urls, createdAt: now))
             return (event, rumor, urls)
         }

@@ -309,12 +309,8 @@ extension BurrowNode {
                     }
                     try change.group.save(tx)
                     try tx.processedEvents.mark(eventID: event.id.bytes, outcome: "processed", at: now)
-                    for effect in change.effects {
-                        // Our own commit lost the epoch: its intent is applied again after this sync.
-                        if case .retryIntent(let id, let lost) = effect, let intent = try tx.settings.get(CommitIntent.key(lost)) {
-                            try tx.settings.set(CommitIntent.retryKey(id, lost), intent)
-                        }
-                    }
+                    // Our own commit lost the epoch: its intent is applied again after this sync.
+                    for case .retryIntent(_, let lost) in change.effects { try tx.commitIntents.markLost(commitEventID: lost.bytes) }
                     effects = change.effects
                     if change.epochChanged { updates.append(.group(change.group.view)) }
                     return .done(epochChanged: change.epochChanged,
@@ -374,10 +370,11 @@ extension BurrowNode {
     /// Applies again, on top of the winning branch, what our commits that lost a race meant to
     /// do — what still applies: members not yet added, still to remove, a name not yet set.
     func retryLostIntents(timeout: Duration, report: inout SyncReport) async {
-        guard let entries = try? store.transaction({ try $0.settings.all(prefix: CommitIntent.retryPrefix) }) else { return }
-        for (key, json) in entries {
-            _ = try? store.transaction { try $0.settings.delete(key) }
-            guard let intent = CommitIntent(json: json), let id = CommitIntent.group(ofRetryKey: key),
+        guard let entries = try? store.transaction({ try $0.commitIntents.lost() }) else { return }
+        for entry in entries {
+            _ = try? store.transaction { try $0.commitIntents.delete(commitEventID: entry.commitEventID) }
+            let id = entry.mlsGroupID
+            guard let intent = CommitIntent(json: entry.intent),
                   let current = try? store.transaction({ try loadGroup(mlsGroupID: id, in: $0) }),
                   current.row.state == .active, current.group.isAdmin(publicKey) else { continue }
             let members = Set(current.group.members)
@@ -400,28 +397,23 @@ extension BurrowNode {
                     view = todo ? try await changeAdmins(caughtUp: id, add: add.filter(members.contains), remove: remove, timeout: timeout) : nil
                 }
                 if let view { report.updates.append(.group(view)) }
-                logger.info("re-applied a change whose commit lost its epoch", metadata: ["intent": "\(json)"])
+                logger.info("re-applied a change whose commit lost its epoch", metadata: ["change": "\(intent.kind)"])
             } catch {
-                report.fail("", "could not re-apply a change whose commit lost its epoch (\(json)): \(Self.describe(error))")
+                report.fail("", "could not re-apply a change (\(intent.kind)) whose commit lost its epoch: \(Self.describe(error))")
             }
         }
     }
 
     /// Forgets the intents of commits that can no longer lose (out of every group's snapshots).
     func pruneIntents() {
-        _ = try? store.transaction { tx in
-            let live = Set(try tx.snapshots.commitEventIDs().map(Hex.encode))
-            for (key, _) in try tx.settings.all(prefix: CommitIntent.keyPrefix) where !live.contains(String(CommitIntent.commitHex(ofKey: key))) {
-                try tx.settings.delete(key)
-            }
-        }
+        _ = try? store.transaction { try $0.commitIntents.pruneSettled() }
     }
 
     /// Publishes every queued event whose prerequisite was sent (welcomes after their commit).
     func flushOutbox(timeout: Duration) async {
         guard let ready = try? store.transaction({ try $0.outbox.ready() }) else { return }
         // Commits are never re-sent from here: `recoverPendingCommits` asks the relays first.
-        for entry in ready where entry.purpose != "commit" {
+        for entry in ready where entry.purpose != .commit {
             guard let event = try? UnverifiedEvent(json: entry.json).verified() else {
                 _ = try? store.transaction { try $0.outbox.setState(eventID: entry.eventID, .failed) }
                 continue
@@ -429,7 +421,7 @@ extension BurrowNode {
             do {
                 try await publishAccepted(event, to: entry.relays, timeout: timeout)
                 Failpoint.outboxPublished.check()
-                if entry.purpose == "welcome" { Failpoint.welcomePublished.check() }
+                if entry.purpose == .welcome { Failpoint.welcomePublished.check() }
                 _ = try? store.transaction { try $0.outbox.setState(eventID: entry.eventID, .sent) }
             } catch {
                 logger.warning("queued event not published yet", metadata: ["event": "\(event.id.hex)", "error": "\(Self.describe(error))"])
@@ -442,7 +434,7 @@ extension BurrowNode {
     /// then go out; one they do not hold is cleared with its welcomes. Unreachable relays leave
     /// it for the next attempt.
     func recoverPendingCommits(timeout: Duration) async {
-        guard let entries = try? store.transaction({ try $0.outbox.pending(purpose: "commit") }) else { return }
+        guard let entries = try? store.transaction({ try $0.outbox.pending(purpose: .commit) }) else { return }
         for entry in entries {
             guard let id = entry.mlsGroupID, let event = try? UnverifiedEvent(json: entry.json).verified() else { continue }
             let held: Bool

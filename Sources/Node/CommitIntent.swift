@@ -43,21 +43,13 @@ enum CommitIntent: Equatable {
         }
     }
 
-    /// Settings keys: `intent:<commit>` while the commit can still lose, `retry:<group>:<commit>`
-    /// once it lost and the intent waits to be applied again.
-    static let keyPrefix = "intent:"
-    static let retryPrefix = "retry:"
-
-    static func key(_ commit: EventID) -> String { keyPrefix + commit.hex }
-    static func retryKey(_ mlsGroupID: [UInt8], _ commit: EventID) -> String { retryPrefix + Hex.encode(mlsGroupID) + ":" + commit.hex }
-
-    /// The commit id a `key` names.
-    static func commitHex(ofKey key: String) -> Substring { key.dropFirst(keyPrefix.count) }
-
-    /// The group a `retryKey` names (nil for anything else).
-    static func group(ofRetryKey key: String) -> [UInt8]? {
-        let parts = key.split(separator: ":")
-        guard key.hasPrefix(retryPrefix), parts.count == 3 else { return nil }
-        return try? Hex.decode(String(parts[1]))
+    /// What kind of change it is, for logs and reports (names and keys stay out of them).
+    var kind: String {
+        switch self {
+        case .add: return "add"
+        case .remove: return "remove"
+        case .rename: return "rename"
+        case .admins: return "admins"
+        }
     }
 }

@@ -16,7 +16,7 @@ struct Migration {
 }
 
 enum Schema {
-    static let migrations: [Migration] = [v1, v2, v3, v4]
+    static let migrations: [Migration] = [v1, v2, v3, v4, v5]
 
     static var latestVersion: Int { migrations.last?.version ?? 0 }
 
@@ -172,6 +172,54 @@ enum Schema {
     /// removed and re-added, or our branch lost) carries the joined state until accepted.
     static let v4 = Migration(version: 4, statements: [
         "ALTER TABLE invites ADD COLUMN group_state BLOB",
+    ])
+
+    /// v5: the groups table without v2's `rollback_*` columns (superseded by v3's snapshots,
+    /// always NULL since; SQLite 3.15 cannot drop a column, so the table is rebuilt), and our
+    /// commits' intents in their own table instead of `intent:`/`retry:` settings keys (those
+    /// are moved, with the group of each from the commit's outbox entry).
+    static let v5 = Migration(version: 5, statements: [
+        """
+        CREATE TABLE groups_v5 (
+            mls_group_id BLOB PRIMARY KEY NOT NULL,
+            nostr_group_id BLOB NOT NULL CHECK (length(nostr_group_id) = 32),
+            state TEXT NOT NULL CHECK (state IN ('pending', 'active', 'leaving', 'left', 'removed', 'declined')),
+            mls_state BLOB NOT NULL,
+            created_at INTEGER NOT NULL,
+            last_self_update INTEGER NOT NULL,
+            sync_since INTEGER NOT NULL
+        ) WITHOUT ROWID
+        """,
+        """
+        INSERT INTO groups_v5 (mls_group_id, nostr_group_id, state, mls_state, created_at, last_self_update, sync_since)
+        SELECT mls_group_id, nostr_group_id, state, mls_state, created_at, last_self_update, sync_since FROM groups
+        """,
+        "DROP TABLE groups",
+        "ALTER TABLE groups_v5 RENAME TO groups",
+        "CREATE INDEX groups_by_nostr_id ON groups (nostr_group_id)",
+        // What one of our commits meant to do, while the commit can still lose its epoch;
+        // `lost` once it did and the intent waits to be applied again.
+        """
+        CREATE TABLE commit_intents (
+            commit_event_id BLOB PRIMARY KEY NOT NULL CHECK (length(commit_event_id) = 32),
+            mls_group_id BLOB NOT NULL,
+            intent TEXT NOT NULL,
+            lost INTEGER NOT NULL CHECK (lost IN (0, 1)),
+            created_at INTEGER NOT NULL
+        ) WITHOUT ROWID
+        """,
+        """
+        INSERT OR REPLACE INTO commit_intents (commit_event_id, mls_group_id, intent, lost, created_at)
+        SELECT o.event_id, o.mls_group_id, s.value, 0, o.created_at FROM settings s
+        JOIN outbox o ON o.mls_group_id IS NOT NULL AND s.key = 'intent:' || lower(hex(o.event_id))
+        """,
+        """
+        INSERT OR REPLACE INTO commit_intents (commit_event_id, mls_group_id, intent, lost, created_at)
+        SELECT o.event_id, o.mls_group_id, s.value, 1, o.created_at FROM settings s
+        JOIN outbox o ON o.mls_group_id IS NOT NULL
+            AND s.key = 'retry:' || lower(hex(o.mls_group_id)) || ':' || lower(hex(o.event_id))
+        """,
+        "DELETE FROM settings WHERE substr(key, 1, 7) = 'intent:' OR substr(key, 1, 6) = 'retry:'",
     ])
 
     static func currentVersion(_ connection: SQLiteConnection) throws -> Int {

@@ -28,4 +28,5 @@ public final class StoreTransaction {
     public var outbox: OutboxRepository { OutboxRepository(transaction: self) }
     public var settings: SettingsRepository { SettingsRepository(transaction: self) }
     public var snapshots: SnapshotRepository { SnapshotRepository(transaction: self) }
+    public var commitIntents: CommitIntentRepository { CommitIntentRepository(transaction: self) }
 }

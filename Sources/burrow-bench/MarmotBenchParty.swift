@@ -40,7 +40,7 @@ final class MarmotBenchParty {
         try store.transaction { tx in
             try record.save(tx)
             for event in wraps {
-                try tx.outbox.insert(OutboxEntry(eventID: event.id.bytes, mlsGroupID: group.mlsGroupID, purpose: "welcome",
+                try tx.outbox.insert(OutboxEntry(eventID: event.id.bytes, mlsGroupID: group.mlsGroupID, purpose: .welcome,
                                                  json: event.jsonString, relays: relays.map(\.string), createdAt: now))
             }
         }
@@ -69,7 +69,7 @@ final class MarmotBenchParty {
             let pending = try record.group.addMembers([invitee], committer: publicKey, now: now, using: &rng)
             try record.save(tx)
             try tx.processedEvents.mark(eventID: pending.event.id.bytes, outcome: "own commit", at: now)
-            try tx.outbox.insert(OutboxEntry(eventID: pending.event.id.bytes, mlsGroupID: id, purpose: "commit",
+            try tx.outbox.insert(OutboxEntry(eventID: pending.event.id.bytes, mlsGroupID: id, purpose: .commit,
                                              json: pending.event.jsonString, relays: relays.map(\.string), createdAt: now))
             return pending
         }
@@ -98,7 +98,7 @@ final class MarmotBenchParty {
                 mlsGroupID: id, id: rumor.id.bytes, eventID: event.id.bytes, sender: publicKey.bytes, kind: rumor.kind,
                 createdAt: rumor.createdAt, content: rumor.content, rumorJSON: rumor.jsonString, epoch: Int64(epoch), receivedAt: now))
             try tx.processedEvents.mark(eventID: event.id.bytes, outcome: "own message", at: now)
-            try tx.outbox.insert(OutboxEntry(eventID: event.id.bytes, mlsGroupID: id, purpose: "message", json: event.jsonString,
+            try tx.outbox.insert(OutboxEntry(eventID: event.id.bytes, mlsGroupID: id, purpose: .message, json: event.jsonString,
                                              relays: relays.map(\.string), createdAt: now))
             return event
         }

@@ -11,19 +11,9 @@ final class MarmotGroupTests: XCTestCase {
     let now: Int64 = 1_795_000_000
     var rng = SplitMix64(seed: 0x6D61_726D_6F74)
 
-    struct Member {
-        let keys: Keys
-        let bundle: KeyPackageBundle
-        let event: VerifiedKeyPackageEvent
-    }
+    typealias Member = MarmotTestMember
 
-    func member() throws -> Member {
-        let keys = Keys.generate(using: &rng)
-        let bundle = try MarmotProfile.keyPackage(for: keys.publicKey, now: now, using: &rng)
-        let content = try KeyPackageEventContent(keyPackage: bundle.keyPackage, relays: [try RelayURL("wss://relay.example.com")], using: &rng)
-        let event = try content.sign(keys: keys, createdAt: now, rng: &rng).event
-        return Member(keys: keys, bundle: bundle, event: try KeyPackageEvent.verify(event, now: now))
-    }
+    func member() throws -> Member { try Member.make(now: now, using: &rng) }
 
     func join(_ welcome: MarmotGroup.OutgoingWelcome, _ member: Member) throws -> MarmotGroup {
         XCTAssertEqual(welcome.recipient, member.keys.publicKey)

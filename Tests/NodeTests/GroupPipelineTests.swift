@@ -13,18 +13,9 @@ final class GroupPipelineTests: XCTestCase {
     let now: Int64 = 1_795_000_000
     var rng = SplitMix64(seed: 0x5049_5045)
 
-    struct Member {
-        let keys: Keys
-        let bundle: KeyPackageBundle
-        let event: VerifiedKeyPackageEvent
-    }
+    typealias Member = MarmotTestMember
 
-    func member() throws -> Member {
-        let keys = Keys.generate(using: &rng)
-        let bundle = try MarmotProfile.keyPackage(for: keys.publicKey, now: now, using: &rng)
-        let content = try KeyPackageEventContent(keyPackage: bundle.keyPackage, relays: [try RelayURL("wss://relay.example.com")], using: &rng)
-        return Member(keys: keys, bundle: bundle, event: try KeyPackageEvent.verify(try content.sign(keys: keys, createdAt: now, rng: &rng).event, now: now))
-    }
+    func member() throws -> Member { try Member.make(now: now, using: &rng) }
 
     /// Alice (admin) with Bob and Carol; returns each one's group.
     func family() throws -> (alice: Member, bob: Member, carol: Member, a: MarmotGroup, b: MarmotGroup, c: MarmotGroup) {

@@ -34,28 +34,19 @@ public struct StoredGroup: Sendable {
     public let mlsGroupID: [UInt8]
     public var nostrGroupID: [UInt8]
     public var state: State
-    /// The serialized MLS group (secret).
+    /// The serialized MLS group (secret). Its rollback snapshots are `StoredSnapshot`s.
     public var mlsState: [UInt8]
-    /// The serialized state before the commit that started the current epoch, with that
-    /// commit's created_at and event id (for the same-epoch race rule).
-    public var rollbackState: [UInt8]?
-    public var rollbackCreatedAt: Int64?
-    public var rollbackEventID: [UInt8]?
     public let createdAt: Int64
     public var lastSelfUpdate: Int64
     /// The newest created_at of a group event handled: fetches start a margin before it.
     public var syncSince: Int64
 
-    public init(mlsGroupID: [UInt8], nostrGroupID: [UInt8], state: State, mlsState: [UInt8], rollbackState: [UInt8]? = nil,
-                rollbackCreatedAt: Int64? = nil, rollbackEventID: [UInt8]? = nil, createdAt: Int64, lastSelfUpdate: Int64,
+    public init(mlsGroupID: [UInt8], nostrGroupID: [UInt8], state: State, mlsState: [UInt8], createdAt: Int64, lastSelfUpdate: Int64,
                 syncSince: Int64) {
         self.mlsGroupID = mlsGroupID
         self.nostrGroupID = nostrGroupID
         self.state = state
         self.mlsState = mlsState
-        self.rollbackState = rollbackState
-        self.rollbackCreatedAt = rollbackCreatedAt
-        self.rollbackEventID = rollbackEventID
         self.createdAt = createdAt
         self.lastSelfUpdate = lastSelfUpdate
         self.syncSince = syncSince
@@ -128,10 +119,14 @@ public struct StoredMessage: Sendable, Equatable {
 /// A signed event owed to relays.
 public struct OutboxEntry: Sendable, Equatable {
     public enum State: String, Sendable { case pending, sent, failed }
+    /// What an entry is for, which says how the node settles it (commits are never re-sent
+    /// blindly; welcomes wait for their commit).
+    public enum Purpose: String, Sendable, CaseIterable {
+        case message, commit, proposal, welcome
+    }
     public let eventID: [UInt8]
     public let mlsGroupID: [UInt8]?
-    /// What it is for: `message`, `commit`, `proposal`, `welcome`, `keypackage`, …
-    public let purpose: String
+    public let purpose: Purpose
     public let json: String
     /// Relay URLs to publish to.
     public let relays: [String]
@@ -140,7 +135,7 @@ public struct OutboxEntry: Sendable, Equatable {
     public let createdAt: Int64
     public var state: State
 
-    public init(eventID: [UInt8], mlsGroupID: [UInt8]?, purpose: String, json: String, relays: [String], afterEvent: [UInt8]? = nil,
+    public init(eventID: [UInt8], mlsGroupID: [UInt8]?, purpose: Purpose, json: String, relays: [String], afterEvent: [UInt8]? = nil,
                 createdAt: Int64, state: State = .pending) {
         self.eventID = eventID
         self.mlsGroupID = mlsGroupID
@@ -167,5 +162,23 @@ public struct StoredSnapshot: Sendable {
         self.commitCreatedAt = commitCreatedAt
         self.commitEventID = commitEventID
         self.commitDigest = commitDigest
+    }
+}
+
+/// What one of our commits meant to do (the node's `CommitIntent`, as JSON), kept while the
+/// commit can still lose its epoch; `lost` once it did, until it is applied again.
+public struct StoredCommitIntent: Sendable, Equatable {
+    public let commitEventID: [UInt8]
+    public let mlsGroupID: [UInt8]
+    public let intent: String
+    public let lost: Bool
+    public let createdAt: Int64
+
+    public init(commitEventID: [UInt8], mlsGroupID: [UInt8], intent: String, lost: Bool = false, createdAt: Int64) {
+        self.commitEventID = commitEventID
+        self.mlsGroupID = mlsGroupID
+        self.intent = intent
+        self.lost = lost
+        self.createdAt = createdAt
     }
 }

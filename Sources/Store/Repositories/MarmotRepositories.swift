@@ -54,12 +54,11 @@ public struct GroupRepository {
     public func save(_ g: StoredGroup) throws {
         try transaction.connection().execute(
             """
-            INSERT OR REPLACE INTO groups (mls_group_id, nostr_group_id, state, mls_state, rollback_state, rollback_created_at,
-                rollback_event_id, created_at, last_self_update, sync_since) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+            INSERT OR REPLACE INTO groups (mls_group_id, nostr_group_id, state, mls_state, created_at, last_self_update, sync_since)
+            VALUES (?, ?, ?, ?, ?, ?, ?)
             """,
-            [.blob(g.mlsGroupID), .blob(g.nostrGroupID), .text(g.state.rawValue), .blob(g.mlsState),
-             g.rollbackState.map { .blob($0) } ?? .null, g.rollbackCreatedAt.map { .integer($0) } ?? .null,
-             g.rollbackEventID.map { .blob($0) } ?? .null, .integer(g.createdAt), .integer(g.lastSelfUpdate), .integer(g.syncSince)])
+            [.blob(g.mlsGroupID), .blob(g.nostrGroupID), .text(g.state.rawValue), .blob(g.mlsState), .integer(g.createdAt),
+             .integer(g.lastSelfUpdate), .integer(g.syncSince)])
     }
 
     public func get(mlsGroupID: [UInt8]) throws -> StoredGroup? {
@@ -80,15 +79,13 @@ public struct GroupRepository {
     }
 
     static let select = """
-        SELECT mls_group_id, nostr_group_id, state, mls_state, rollback_state, rollback_created_at, rollback_event_id,
-               created_at, last_self_update, sync_since FROM groups
+        SELECT mls_group_id, nostr_group_id, state, mls_state, created_at, last_self_update, sync_since FROM groups
         """
 
     static func row(_ s: SQLiteStatement) throws -> StoredGroup {
         guard let state = StoredGroup.State(rawValue: s.text(2) ?? "") else { throw StoreError.storeCorrupt("a group has an unknown state") }
         return StoredGroup(mlsGroupID: s.blob(0) ?? [], nostrGroupID: s.blob(1) ?? [], state: state, mlsState: s.blob(3) ?? [],
-                           rollbackState: s.blob(4), rollbackCreatedAt: s.isNull(5) ? nil : s.int64(5), rollbackEventID: s.blob(6),
-                           createdAt: s.int64(7), lastSelfUpdate: s.int64(8), syncSince: s.int64(9))
+                           createdAt: s.int64(4), lastSelfUpdate: s.int64(5), syncSince: s.int64(6))
     }
 }
 
@@ -221,7 +218,7 @@ public struct OutboxRepository {
             INSERT OR REPLACE INTO outbox (event_id, mls_group_id, purpose, json, relays, after_event, created_at, state)
             VALUES (?, ?, ?, ?, ?, ?, ?, ?)
             """,
-            [.blob(e.eventID), e.mlsGroupID.map { .blob($0) } ?? .null, .text(e.purpose), .text(e.json),
+            [.blob(e.eventID), e.mlsGroupID.map { .blob($0) } ?? .null, .text(e.purpose.rawValue), .text(e.json),
              .text(e.relays.joined(separator: "\n")), e.afterEvent.map { .blob($0) } ?? .null, .integer(e.createdAt),
              .text(e.state.rawValue)])
     }
@@ -236,10 +233,10 @@ public struct OutboxRepository {
             """, row: Self.row)
     }
 
-    /// Entries of one purpose (`commit`, `welcome`, `message`) not yet sent, oldest first.
-    public func pending(purpose: String) throws -> [OutboxEntry] {
+    /// Entries of one purpose not yet sent, oldest first.
+    public func pending(purpose: OutboxEntry.Purpose) throws -> [OutboxEntry] {
         try transaction.connection().query(
-            "\(Self.select) WHERE o.state = 'pending' AND o.purpose = ? ORDER BY o.created_at", [.text(purpose)], row: Self.row)
+            "\(Self.select) WHERE o.state = 'pending' AND o.purpose = ? ORDER BY o.created_at", [.text(purpose.rawValue)], row: Self.row)
     }
 
     public func get(eventID: [UInt8]) throws -> OutboxEntry? {
@@ -260,8 +257,11 @@ public struct OutboxRepository {
 
     static func row(_ s: SQLiteStatement) throws -> OutboxEntry {
         guard let state = OutboxEntry.State(rawValue: s.text(7) ?? "") else { throw StoreError.storeCorrupt("an outbox entry has an unknown state") }
+        guard let purpose = OutboxEntry.Purpose(rawValue: s.text(2) ?? "") else {
+            throw StoreError.storeCorrupt("an outbox entry has an unknown purpose")
+        }
         let relays = (s.text(4) ?? "").split(separator: "\n").map(String.init)
-        return OutboxEntry(eventID: s.blob(0) ?? [], mlsGroupID: s.blob(1), purpose: s.text(2) ?? "", json: s.text(3) ?? "",
+        return OutboxEntry(eventID: s.blob(0) ?? [], mlsGroupID: s.blob(1), purpose: purpose, json: s.text(3) ?? "",
                            relays: relays, afterEvent: s.blob(5), createdAt: s.int64(6), state: state)
     }
 }
@@ -322,5 +322,52 @@ public struct SnapshotRepository {
                 [.blob(mlsGroupID), .int(position), .integer(snapshot.epoch), .blob(snapshot.state), .integer(snapshot.commitCreatedAt),
                  .blob(snapshot.commitEventID), .blob(snapshot.commitDigest)])
         }
+    }
+}
+
+/// Our commits' intents (`StoredCommitIntent`).
+public struct CommitIntentRepository {
+    let transaction: StoreTransaction
+
+    /// Keeps what the commit `commitEventID` means to do, while it can lose its epoch.
+    public func record(_ intent: StoredCommitIntent) throws {
+        try require32(intent.commitEventID, "the commit event id")
+        try transaction.connection().execute(
+            "INSERT OR REPLACE INTO commit_intents (commit_event_id, mls_group_id, intent, lost, created_at) VALUES (?, ?, ?, ?, ?)",
+            [.blob(intent.commitEventID), .blob(intent.mlsGroupID), .text(intent.intent), .integer(intent.lost ? 1 : 0),
+             .integer(intent.createdAt)])
+    }
+
+    /// The commit lost its epoch: its intent waits to be applied again. False when we kept none.
+    @discardableResult
+    public func markLost(commitEventID: [UInt8]) throws -> Bool {
+        try transaction.connection().execute("UPDATE commit_intents SET lost = 1 WHERE commit_event_id = ?", [.blob(commitEventID)]) > 0
+    }
+
+    /// Intents whose commit lost, oldest first.
+    public func lost() throws -> [StoredCommitIntent] {
+        try transaction.connection().query("\(Self.select) WHERE lost = 1 ORDER BY created_at, commit_event_id", row: Self.row)
+    }
+
+    public func all() throws -> [StoredCommitIntent] {
+        try transaction.connection().query("\(Self.select) ORDER BY created_at, commit_event_id", row: Self.row)
+    }
+
+    public func delete(commitEventID: [UInt8]) throws {
+        try transaction.connection().execute("DELETE FROM commit_intents WHERE commit_event_id = ?", [.blob(commitEventID)])
+    }
+
+    /// Forgets the intents of commits that can no longer lose: not lost, and no group keeps a
+    /// rollback snapshot of the state before them.
+    public func pruneSettled() throws {
+        try transaction.connection().execute(
+            "DELETE FROM commit_intents WHERE lost = 0 AND commit_event_id NOT IN (SELECT commit_event_id FROM group_snapshots)")
+    }
+
+    static let select = "SELECT commit_event_id, mls_group_id, intent, lost, created_at FROM commit_intents"
+
+    static func row(_ s: SQLiteStatement) -> StoredCommitIntent {
+        StoredCommitIntent(commitEventID: s.blob(0) ?? [], mlsGroupID: s.blob(1) ?? [], intent: s.text(2) ?? "", lost: s.int64(3) != 0,
+                           createdAt: s.int64(4))
     }
 }
