@@ -4,6 +4,8 @@
 import PackageDescription
 
 let swift5: [SwiftSetting] = [.swiftLanguageMode(.v5)]
+/// Swift 6 language mode: data-race safety checked by the compiler.
+let swift6: [SwiftSetting] = [.swiftLanguageMode(.v6)]
 
 let package = Package(
     name: "Burrow",
@@ -38,17 +40,17 @@ let package = Package(
         .target(
             name: "Nostr",
             dependencies: ["CSecp256k1", "CSodium", .product(name: "Crypto", package: "swift-crypto")],
-            swiftSettings: swift5
+            swiftSettings: swift6
         ),
         .target(
             name: "MLS",
             dependencies: [.product(name: "Crypto", package: "swift-crypto")],
-            swiftSettings: swift5
+            swiftSettings: swift6
         ),
         .target(
             name: "Marmot",
             dependencies: ["MLS", "Nostr", "CSodium", .product(name: "Crypto", package: "swift-crypto")],
-            swiftSettings: swift5
+            swiftSettings: swift6
         ),
 
         // Edges (I/O).
@@ -62,12 +64,12 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "HummingbirdWSClient", package: "hummingbird-websocket"),
             ],
-            swiftSettings: swift5
+            swiftSettings: swift6
         ),
         .target(
             name: "Store",
             dependencies: ["CSQLCipher", "CSodium"],
-            swiftSettings: swift5
+            swiftSettings: swift6
         ),
 
         // Wiring and programs.
@@ -77,12 +79,12 @@ let package = Package(
                 "Nostr", "MLS", "Marmot", "RelayClient", "Store", .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOCore", package: "swift-nio"), .product(name: "NIOPosix", package: "swift-nio"),
             ],
-            swiftSettings: swift5
+            swiftSettings: swift6
         ),
         .target(
             name: "Conformance",
             dependencies: ["Nostr", "MLS", .product(name: "Crypto", package: "swift-crypto")],
-            swiftSettings: swift5
+            swiftSettings: swift6
         ),
         .executableTarget(
             name: "burrow",

@@ -30,11 +30,11 @@ extension BurrowNode {
 
     /// Stays connected until the task is cancelled: syncs once, then processes live gift wraps
     /// and group events as they arrive, resubscribes when the set of groups changes, and runs
-    /// upkeep. Everything touching the node goes through `gate`, which forwarded commands share.
-    public func runLive(gate: NodeGate, options: LiveOptions, emit: @escaping @Sendable (NodeUpdate) -> Void) async throws {
+    /// upkeep. Everything touching the node is a job of `mailbox`, which forwarded commands share.
+    public func runLive(mailbox: NodeMailbox, options: LiveOptions, emit: @escaping @Sendable (NodeUpdate) -> Void) async throws {
         guard !(try relays()).isEmpty else { throw NodeError.invalidInput("no relays configured: add one with `burrow relay add URL`") }
         do {
-            let initial = try await gate.locked { try await self.sync(timeout: options.timeout) }
+            let initial = try await mailbox.run { try await self.sync(timeout: options.timeout) }
             initial.updates.forEach(emit)
         } catch {
             // Relays may come back: the live subscription reconnects with backoff.
@@ -52,7 +52,7 @@ extension BurrowNode {
         var lastUpkeep = ContinuousClock.now - options.maintenanceInterval
 
         func refreshSubscription() async throws {
-            let (filters, urls) = try await gate.locked { (try self.liveFilters(), try self.liveRelays()) }
+            let (filters, urls) = try await mailbox.run { (try self.liveFilters(), try self.liveRelays()) }
             let key = urls.sorted().joined(separator: " ") + "|" + filters.map { $0.tags.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined() }.joined(separator: ";")
             if subscription?.key == key { return }
             if let old = subscription {
@@ -80,14 +80,14 @@ extension BurrowNode {
             if Task.isCancelled { break }
             switch input {
             case .event(let event):
-                let (report, resubscribe) = await gate.locked { await self.handleLive(event, timeout: options.timeout) }
+                let (report, resubscribe) = try await mailbox.run { await self.handleLive(event, timeout: options.timeout) }
                 report.updates.forEach(emit)
                 if resubscribe { try await refreshSubscription() }
             case .tick:
                 try await refreshSubscription()
                 if ContinuousClock.now - lastUpkeep >= options.maintenanceInterval {
                     lastUpkeep = ContinuousClock.now
-                    let report = await gate.locked {
+                    let report = try await mailbox.run {
                         await self.maintain(selfUpdatePeriod: options.selfUpdatePeriod, timeout: options.timeout)
                     }
                     report.updates.forEach(emit)

@@ -1,28 +1,27 @@
 import Foundation
 import Nostr
 import RelayClient
+import Synchronization
 
 /// Relay pools by relay set, so one command (or `run`) reuses its connections.
-final class PoolCache: @unchecked Sendable {
-    private let lock = NSLock()
-    private var pools: [String: RelayPool] = [:]
+final class PoolCache: Sendable {
+    private let pools = Mutex<[String: RelayPool]>([:])
 
     func pool(for urls: [String], make: () throws -> RelayPool) rethrows -> RelayPool {
         let key = Set(urls).sorted().joined(separator: " ")
-        lock.lock()
-        defer { lock.unlock() }
-        if let pool = pools[key] { return pool }
-        let pool = try make()
-        pools[key] = pool
-        return pool
+        return try pools.withLock { pools in
+            if let pool = pools[key] { return pool }
+            let pool = try make()
+            pools[key] = pool
+            return pool
+        }
     }
 
     func drain() -> [RelayPool] {
-        lock.lock()
-        defer { lock.unlock() }
-        let all = Array(pools.values)
-        pools = [:]
-        return all
+        pools.withLock { pools in
+            defer { pools = [:] }
+            return Array(pools.values)
+        }
     }
 }
 

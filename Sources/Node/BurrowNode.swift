@@ -3,23 +3,44 @@ import Logging
 import Marmot
 import Nostr
 import Store
+import Synchronization
 
 /// The node: one identity, its encrypted store and its relays. Commands of the CLI are methods
 /// here; the CLI only parses, resolves the home and passphrase, and prints.
 ///
 /// Identity, relays and plain events here; the Marmot pipeline in the `BurrowNode+…` files;
 /// Pigeon and the mesh attach to this type later.
-public final class BurrowNode {
+///
+/// Sendable: its own mutable state is behind a `Mutex`, and `store` serializes its
+/// connection. Operations that change state still run one at a time — one command per process,
+/// or jobs of `burrow run`'s `NodeMailbox` — because an MLS epoch must have a single writer.
+public final class BurrowNode: Sendable {
     public let home: URL
     public let keys: Keys
     let store: BurrowStore
     let logger: Logger
     /// Relay connections kept for the length of a command (or of `run`).
     let pools = PoolCache()
+    private let live = Mutex(LiveState())
+
+    private struct LiveState {
+        /// Live group events that could not be placed yet (`run` retries them as others arrive).
+        var held: [Event] = []
+        /// The most group events a catch-up window held (tests check the bound).
+        var largestCatchUpBatch = 0
+    }
+
     /// Live group events that could not be placed yet (`run` retries them as others arrive).
-    var liveHeld: [Event] = []
+    var liveHeld: [Event] {
+        get { live.withLock { $0.held } }
+        set { live.withLock { $0.held = newValue } }
+    }
+
     /// The most group events a catch-up window held (tests check the bound).
-    var largestCatchUpBatch = 0
+    var largestCatchUpBatch: Int {
+        get { live.withLock { $0.largestCatchUpBatch } }
+        set { live.withLock { $0.largestCatchUpBatch = newValue } }
+    }
 
     init(home: URL, store: BurrowStore, keys: Keys, logger: Logger) {
         self.home = home

@@ -1,7 +1,7 @@
 import Logging
 import NIOCore
 
-/// One accepted control connection: read one request frame, queue it on the dispatcher,
+/// One accepted control connection: read one request frame, queue it on the node's mailbox,
 /// write the answer, close.
 ///
 /// Bounded in time at both ends a client controls: the request must arrive within `timeout`
@@ -25,12 +25,14 @@ final class ControlConnectionHandler: ChannelInboundHandler {
     private var state = State.receiving(ControlFrameReader(limit: ControlFrame.maximumRequestPayloadCount))
     private var deadline: Scheduled<Void>?
     private let timeout: TimeAmount
-    private let dispatcher: ControlDispatcher
+    private let mailbox: NodeMailbox
+    private let handler: ControlServer.Handler
     private let logger: Logger
 
-    init(timeout: TimeAmount, dispatcher: ControlDispatcher, logger: Logger) {
+    init(timeout: TimeAmount, mailbox: NodeMailbox, handler: @escaping ControlServer.Handler, logger: Logger) {
         self.timeout = timeout
-        self.dispatcher = dispatcher
+        self.mailbox = mailbox
+        self.handler = handler
         self.logger = logger
     }
 
@@ -66,7 +68,8 @@ final class ControlConnectionHandler: ChannelInboundHandler {
         let logger = logger
         let timeout = timeout
         let promise = context.eventLoop.makePromise(of: ControlResponse.self)
-        dispatcher.submit(request, answer: promise)
+        let handler = handler
+        mailbox.submit({ await handler(request) }, completion: { promise.completeWith($0) })
         promise.futureResult.whenComplete { result in
             let frame: [UInt8]
             switch result {

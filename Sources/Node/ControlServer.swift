@@ -9,7 +9,7 @@ import NIOPosix
 /// One request per connection (`ControlRequest` in, `ControlResponse` out, each one
 /// length-prefixed JSON frame). **Handler calls are serialized**: whatever the number of
 /// clients, the handler runs for one request at a time, in the order the requests arrived,
-/// because the node's state has a single writer (`ControlDispatcher`).
+/// because the node's state has a single writer (`NodeMailbox`).
 ///
 /// Start it only while holding the home's lock (an open `BurrowStore`): the lock is what makes
 /// replacing a stale socket file safe, since no other process can be serving this home.
@@ -22,15 +22,15 @@ public final class ControlServer: Sendable {
     public let socketPath: String
     private let channel: Channel
     private let identity: ControlSocketFile.Identity?
-    private let dispatcher: ControlDispatcher
+    private let mailbox: NodeMailbox
     private let connections: ControlConnections
 
     private init(socketPath: String, channel: Channel, identity: ControlSocketFile.Identity?,
-                 dispatcher: ControlDispatcher, connections: ControlConnections) {
+                 mailbox: NodeMailbox, connections: ControlConnections) {
         self.socketPath = socketPath
         self.channel = channel
         self.identity = identity
-        self.dispatcher = dispatcher
+        self.mailbox = mailbox
         self.connections = connections
     }
 
@@ -43,10 +43,13 @@ public final class ControlServer: Sendable {
     /// - Parameters:
     ///   - requestTimeout: how long a client may take to send its request, and to take its answer;
     ///     a client that stalls longer is disconnected. The handler's own run time is not bounded.
+    ///   - mailbox: where requests queue, behind the node's other work (`burrow run` shares
+    ///     one with its live loop); closed by `close`.
     ///   - handler: runs each request; called for one request at a time, in arrival order.
     public static func start(
         home: URL, requestTimeout: Duration = .seconds(10),
         logger: Logger = Logger(label: "burrow.control"),
+        mailbox: NodeMailbox = NodeMailbox(),
         handler: @escaping Handler
     ) async throws -> ControlServer {
         let group = MultiThreadedEventLoopGroup.singleton
@@ -55,7 +58,6 @@ public final class ControlServer: Sendable {
         let timeout = TimeAmount(requestTimeout)
         try await ControlSocketFile.clearStale(path: path, group: group)
 
-        let dispatcher = ControlDispatcher(handler: handler)
         let connections = ControlConnections()
         let channel: Channel
         do {
@@ -64,12 +66,12 @@ public final class ControlServer: Sendable {
                 .childChannelInitializer { child in
                     guard connections.add(child) else { return child.close() }
                     return child.pipeline.addHandler(
-                        ControlConnectionHandler(timeout: timeout, dispatcher: dispatcher, logger: logger))
+                        ControlConnectionHandler(timeout: timeout, mailbox: mailbox, handler: handler, logger: logger))
                 }
                 .bind(unixDomainSocketPath: path, cleanupExistingSocketFile: false)
                 .get()
         } catch {
-            await dispatcher.close()
+            await mailbox.close()
             throw NodeError.controlSocketUnavailable("binding \(path) failed: \(error)")
         }
         // The home is 0700 already; the socket itself is narrowed before anyone is answered
@@ -78,19 +80,19 @@ public final class ControlServer: Sendable {
             let e = errno
             try? await channel.close()
             unlink(path)
-            await dispatcher.close()
+            await mailbox.close()
             throw NodeError.controlSocketUnavailable("setting the mode of \(path) failed (errno \(e))")
         }
         logger.debug("control socket listening on \(path)")
         return ControlServer(socketPath: path, channel: channel, identity: ControlSocketFile.Identity(path: path),
-                             dispatcher: dispatcher, connections: connections)
+                             mailbox: mailbox, connections: connections)
     }
 
     /// Requests received and not yet started (for tests and status).
-    var queuedRequestCount: Int { dispatcher.queuedCount }
+    var queuedRequestCount: Int { mailbox.queuedCount }
 
     /// Whether `close` has stopped taking requests (for tests).
-    var isClosing: Bool { dispatcher.isClosed }
+    var isClosing: Bool { mailbox.isClosed }
 
     /// Stops accepting and removes the socket file, drops queued requests (their clients see
     /// the connection close without an answer), and returns once the request being handled has
@@ -98,7 +100,7 @@ public final class ControlServer: Sendable {
     public func close() async {
         // NIO unlinks the path as the listener closes; the check below covers the rest.
         try? await channel.close()
-        await dispatcher.close()
+        await mailbox.close()
         // Connections still sending their request close now; one writing its answer closes
         // when the write completes or stalls past the timeout.
         for connection in connections.closeAll() {

@@ -123,26 +123,27 @@ public actor RelayConnection {
         wsConfiguration.sniHostname = url.isTLS ? url.bareHost : nil
         let continuation = self.continuation
         let limits = (frame: configuration.effectiveMaxFrameSize, message: configuration.effectiveMaxMessageSize)
-        let client = WebSocketClient(
-            url: url.description,
-            configuration: wsConfiguration,
-            tlsConfiguration: url.isTLS ? configuration.tlsConfiguration : nil,
-            eventLoopGroup: MultiThreadedEventLoopGroup.singleton,
-            logger: logger
-        ) { [weak self] inbound, outbound, _ in
-            guard let self else { return }
-            await self.didOpen(outbound)
-            var assembler = MessageAssembler(maxFrameSize: limits.frame, maxMessageSize: limits.message)
-            for try await frame in inbound {
-                // A limit or protocol breach throws: the library closes the WebSocket and
-                // `run()` rethrows our typed error.
-                if let message = try assembler.push(frame) {
-                    continuation.yield(message)
+        let address = url.description
+        let tlsConfiguration = url.isTLS ? configuration.tlsConfiguration : nil
+        let logger = self.logger
+        // The client is made and run outside the actor: the library runs it on its own event
+        // loop, and the actor only hears of it through `didOpen` and `didEnd`.
+        runTask = Task.detached { [self] in
+            let client = WebSocketClient(
+                url: address, configuration: wsConfiguration, tlsConfiguration: tlsConfiguration,
+                eventLoopGroup: MultiThreadedEventLoopGroup.singleton, logger: logger
+            ) { [weak self] inbound, outbound, _ in
+                guard let self else { return }
+                await self.didOpen(outbound)
+                var assembler = MessageAssembler(maxFrameSize: limits.frame, maxMessageSize: limits.message)
+                for try await frame in inbound {
+                    // A limit or protocol breach throws: the library closes the WebSocket and
+                    // `run()` rethrows our typed error.
+                    if let message = try assembler.push(frame) {
+                        continuation.yield(message)
+                    }
                 }
             }
-        }
-        let logger = self.logger
-        runTask = Task {
             let outcome: Result<WebSocketCloseFrame?, Error>
             do {
                 outcome = .success(try await client.run())
@@ -150,7 +151,7 @@ public actor RelayConnection {
                 outcome = .failure(error)
             }
             logger.debug("websocket ended", metadata: ["outcome": "\(outcome)"])
-            self.didEnd(outcome)
+            await self.didEnd(outcome)
         }
     }
 

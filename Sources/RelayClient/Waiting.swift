@@ -4,10 +4,10 @@ import Foundation
 /// The operation is cancelled when the time is up, so it must honour cancellation.
 func withTimeout<T: Sendable>(
     _ timeout: Duration,
-    waitingFor what: @autoclosure () -> String,
+    waitingFor what: String,
     _ operation: @escaping @Sendable () async throws -> T
 ) async throws -> T {
-    let description = what()
+    let description = what
     return try await withThrowingTaskGroup(of: T.self) { group in
         group.addTask { try await operation() }
         group.addTask {
@@ -65,7 +65,7 @@ final class OneShot<Value: Sendable>: @unchecked Sendable {
     }
 
     /// Waits for the value at most `timeout`.
-    func value(timeout: Duration, waitingFor what: @autoclosure () -> String) async throws -> Value {
-        try await withTimeout(timeout, waitingFor: what()) { try await self.value() }
+    func value(timeout: Duration, waitingFor what: String) async throws -> Value {
+        try await withTimeout(timeout, waitingFor: what) { try await self.value() }
     }
 }

@@ -3,9 +3,9 @@
 /// the version bump, so a crash leaves the schema at one version or the next.
 ///
 /// To change the schema, append a migration; never edit one that has shipped.
-struct Migration {
+struct Migration: Sendable {
     let version: Int
-    let apply: (SQLiteConnection) throws -> Void
+    let apply: @Sendable (SQLiteConnection) throws -> Void
 
     init(version: Int, statements: [String]) {
         self.version = version

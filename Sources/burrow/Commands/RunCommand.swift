@@ -33,12 +33,12 @@ struct RunCommand: AsyncRunnable {
     private func serve() async throws {
         let home = globals.homeURL
         let node = try NodeOpener.open(globals)
-        let gate = NodeGate()
+        let mailbox = NodeMailbox()
         let json = globals.json
         let server: ControlServer
         do {
-            server = try await ControlServer.start(home: home) { request in
-                await gate.locked { await Forwarding.execute(request, node: node, home: home) }
+            server = try await ControlServer.start(home: home, mailbox: mailbox) { request in
+                await Forwarding.execute(request, node: node, home: home)
             }
         } catch {
             node.close()
@@ -56,7 +56,7 @@ struct RunCommand: AsyncRunnable {
         emit(.ready(pubkey: node.publicKey.hex, socket: server.socketPath, embeddedRelay: relay?.url))
         let options = LiveOptions(timeout: globals.timeoutDuration, selfUpdatePeriod: selfUpdatePeriod,
                                   maintenanceInterval: .milliseconds(Int64(maintenanceInterval * 1000)))
-        let live = Task { try await node.runLive(gate: gate, options: options, emit: emit) }
+        let live = Task { try await node.runLive(mailbox: mailbox, options: options, emit: emit) }
         let signals = SignalWatcher(signals: [SIGTERM, SIGINT]) { live.cancel() }
         defer { signals.stop() }
         let outcome = await live.result
