@@ -92,7 +92,7 @@ let package = Package(
                 "Node", "Conformance", "Marmot", "MLS", "Nostr", "RelayServer",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
-            swiftSettings: swift5
+            swiftSettings: swift6
         ),
         .executableTarget(
             name: "burrow-bench",
@@ -100,7 +100,7 @@ let package = Package(
                 "Nostr", "MLS", "Marmot", "Store", "Node", "CSecp256k1", "RelayClient",
                 .product(name: "Logging", package: "swift-log"),
             ],
-            swiftSettings: swift5
+            swiftSettings: swift6
         ),
 
         // The relay (Relays/): a NIP-01 server library and its program.
@@ -114,7 +114,7 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
             ],
             path: "Relays/RelayServer",
-            swiftSettings: swift5
+            swiftSettings: swift6
         ),
         .executableTarget(
             name: "burrow-relay",
@@ -123,7 +123,7 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
             ],
             path: "Relays/burrow-relay",
-            swiftSettings: swift5
+            swiftSettings: swift6
         ),
 
         // Fuzz target entry points: run by libFuzzer (Fuzz/, `make fuzz`) and over the seed
@@ -131,7 +131,7 @@ let package = Package(
         .target(
             name: "FuzzTargets",
             dependencies: ["MLS", "Nostr", "Marmot", "CSodium", .product(name: "Crypto", package: "swift-crypto")],
-            swiftSettings: swift5
+            swiftSettings: swift6
         ),
 
         // Tests. TestSupport locates fixtures and starts third-party peers for the suites.

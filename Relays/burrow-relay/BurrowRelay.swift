@@ -83,7 +83,7 @@ struct BurrowRelay: AsyncParsableCommand {
             throw ExitCode(1)
         }
         print("burrow-relay listening on \(relay.url) (data: \(configuration.dataDirectory))")
-        fflush(stdout)
+        fflush(nil)  // all streams: naming the C global `stdout` is not concurrency-safe
         await relay.waitUntilClosed()
         FileHandle.standardError.write(Data("burrow-relay: stopped\n".utf8))
     }

@@ -10,7 +10,7 @@ import Foundation
 /// Rejecting an input is the expected outcome for almost all of them; a crash or a broken
 /// property (a value that does not survive re-encoding, a group changed by a message it
 /// refused) is a finding.
-public protocol FuzzTarget {
+public protocol FuzzTarget: SendableMetatype {
     /// The executable is `fuzz-<name>`; its seeds live in `Tests/Fixtures/fuzz/<name>/`.
     static var name: String { get }
 

@@ -44,7 +44,7 @@ extension BurrowNode {
     /// the answers describe (`relay_rejected`, `timeout`, `relay_unreachable`).
     @discardableResult
     func publishAccepted(_ event: Event, to urls: [String], timeout: Duration) async throws -> [PublishResult] {
-        let results = await try pool(urls).publish(event, timeout: timeout)
+        let results = try await pool(urls).publish(event, timeout: timeout)
         guard results.contains(where: \.accepted) else { throw Self.publishFailure(results, eventID: event.id) }
         return results
     }

@@ -79,7 +79,7 @@ extension BurrowNode {
     private func admitWelcome(_ event: Event) throws -> InviteView? {
         let unwrapped = try GiftWrap.unwrap(event, recipient: keys)
         guard unwrapped.rumor.kind == MarmotKind.welcome else {
-            try store.transaction { try $0.processedEvents.mark(eventID: event.id.bytes, outcome: "ignored rumor kind \(unwrapped.rumor.kind)") }
+            _ = try store.transaction { try $0.processedEvents.mark(eventID: event.id.bytes, outcome: "ignored rumor kind \(unwrapped.rumor.kind)") }
             return nil
         }
         let welcome = try WelcomeRumor.verify(unwrapped.rumor)

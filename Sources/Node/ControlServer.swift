@@ -65,8 +65,10 @@ public final class ControlServer: Sendable {
                 .serverChannelOption(ChannelOptions.backlog, value: 64)
                 .childChannelInitializer { child in
                     guard connections.add(child) else { return child.close() }
-                    return child.pipeline.addHandler(
-                        ControlConnectionHandler(timeout: timeout, mailbox: mailbox, handler: handler, logger: logger))
+                    return child.eventLoop.makeCompletedFuture {
+                        try child.pipeline.syncOperations.addHandler(
+                            ControlConnectionHandler(timeout: timeout, mailbox: mailbox, handler: handler, logger: logger))
+                    }
                 }
                 .bind(unixDomainSocketPath: path, cleanupExistingSocketFile: false)
                 .get()

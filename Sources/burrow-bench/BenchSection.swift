@@ -4,7 +4,7 @@ import Foundation
 /// Burrow and, where one exists, a third-party implementation in the same run, and reports a
 /// markdown table. Add a section by conforming to this protocol and listing it in
 /// `BenchSections.all`; `--only NAME` then selects it.
-protocol BenchSection {
+protocol BenchSection: Sendable {
     /// Short lowercase name used by `--only`.
     var name: String { get }
     var title: String { get }

@@ -11,7 +11,7 @@ import Store
 
 func emit(_ line: String) {
     print(line)
-    fflush(stdout)
+    fflush(nil)  // all streams: naming the C global `stdout` is not concurrency-safe
 }
 
 func code(_ error: Error) -> String {

@@ -3,7 +3,9 @@ import XCTest
 
 /// Runs the `StoreProbe` helper (built beside the test bundle) as a separate process and
 /// collects its stdout lines. The passphrase goes in through the environment, never argv.
-final class StoreProbeProcess {
+/// @unchecked Sendable: `buffer` and `finishedReading` are only touched under `condition`;
+/// the rest is set in `init` before the reader thread starts.
+final class StoreProbeProcess: @unchecked Sendable {
     /// `.build/<triple>/<config>/StoreProbe`: next to the running test executable, so it works
     /// for debug and release builds alike.
     static func executableURL() throws -> URL {

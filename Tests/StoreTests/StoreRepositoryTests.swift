@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 import XCTest
 @testable import Store
 
@@ -154,29 +155,26 @@ final class StoreRepositoryTests: StoreTestCase {
 
     func testStoreIsUsableFromSeveralThreads() throws {
         let group = DispatchGroup()
-        final class Failures: @unchecked Sendable {
-            let lock = NSLock()
-            var errors: [Error] = []
-            func add(_ error: Error) { lock.lock(); errors.append(error); lock.unlock() }
-        }
-        let failures = Failures()
+        let failures = Mutex<[Error]>([])
+        let store = try XCTUnwrap(self.store)
         for worker in 0..<4 {
             DispatchQueue.global().async(group: group) {
                 for n in 0..<25 {
                     do {
-                        try self.store.transaction { tx in
+                        try store.transaction { tx in
                             let id = testID(worker * 100 + n)
                             try tx.events.insert(StoredEvent(id: id, kind: worker, pubkey: testID(0), createdAt: Int64(n), json: "{}", receivedAt: 0))
                             try tx.processedEvents.mark(eventID: id, outcome: "applied")
                         }
                     } catch {
-                        failures.add(error)
+                        failures.withLock { $0.append(error) }
                     }
                 }
             }
         }
         group.wait()
-        XCTAssertTrue(failures.errors.isEmpty, "\(failures.errors)")
+        let errors = failures.withLock { $0 }
+        XCTAssertTrue(errors.isEmpty, "\(errors)")
         XCTAssertEqual(try store.eventCount(), 100)
         XCTAssertEqual(try store.transaction { try $0.processedEvents.count() }, 100)
     }

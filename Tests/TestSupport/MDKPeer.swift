@@ -37,7 +37,8 @@ public final class MDKPeer: @unchecked Sendable {
         if let secretKey { fields["secret_key"] = secretKey }
         if freshFetches { fields["fresh_fetches"] = true }
         do {
-            let response = try await run(on: queue) { Box(try peer.request("init", fields, timeout: timeout)) }
+            let request = Box(fields)
+            let response = try await run(on: queue) { Box(try peer.request("init", request.value, timeout: timeout)) }
             return MDKPeer(peer: peer, pubkey: try response.value.string("pubkey"), queue: queue)
         } catch {
             peer.terminate()
@@ -429,6 +430,8 @@ public final class MDKPeer: @unchecked Sendable {
         private func missing(_ key: String) -> PythonPeer.PeerError { .missingField(op: op, field: key) }
     }
 
+    /// Carries a JSON-shaped value (`[String: Any]`, a peer) to the peer's queue and back:
+    /// sound because the sender gives it up — nothing else touches it while the queue has it.
     private struct Box<T>: @unchecked Sendable {
         let value: T
         init(_ value: T) { self.value = value }
