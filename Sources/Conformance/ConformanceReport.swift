@@ -17,6 +17,10 @@ public struct ConformanceReport: Sendable, Equatable {
         }
     }
 
+    /// A run proves something only if a case passed and none failed: a file with no case
+    /// (empty, the wrong file, every case skipped) is a failure too.
+    public var succeeded: Bool { failed == 0 && passed > 0 }
+
     public var summaryLine: String {
         skipped > 0 ? "\(passed) passed, \(failed) failed, \(skipped) skipped" : "\(passed) passed, \(failed) failed"
     }

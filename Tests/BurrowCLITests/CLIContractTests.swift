@@ -151,6 +151,21 @@ final class CLIContractTests: XCTestCase {
         r = try burrow(["conformance", "bip340", damaged.path])
         XCTAssertEqual(r.status, 1)
         XCTAssertEqual(r.stdout.split(separator: "\n").last, "10 passed, 9 failed")
+
+        // A file with no case at all (the header only, an empty JSON list) proves nothing: exit 1.
+        let empty = FileManager.default.temporaryDirectory.appendingPathComponent("empty-\(UUID().uuidString).csv")
+        defer { try? FileManager.default.removeItem(at: empty) }
+        try (csv.split(whereSeparator: \.isNewline).first.map(String.init) ?? "").write(to: empty, atomically: true, encoding: .utf8)
+        r = try burrow(["conformance", "bip340", empty.path])
+        XCTAssertEqual(r.status, 1, r.stdout)
+        XCTAssertEqual(r.stdout.split(separator: "\n").last, "0 passed, 0 failed")
+        let emptyList = FileManager.default.temporaryDirectory.appendingPathComponent("empty-\(UUID().uuidString).json")
+        defer { try? FileManager.default.removeItem(at: emptyList) }
+        try "[]".write(to: emptyList, atomically: true, encoding: .utf8)
+        r = try burrow(["conformance", "mls", "tree-math", emptyList.path, "--json"])
+        XCTAssertEqual(r.status, 1, r.stdout)
+        XCTAssertEqual(try r.json()["ok"] as? Bool, false)
+        XCTAssertEqual(try r.json()["passed"] as? Int, 0)
     }
 
     private func code(_ r: BurrowResult) throws -> String? {

@@ -9,8 +9,9 @@ final class MLSTreeConformanceTests: XCTestCase {
         let report = MLSConformance.run(test: test, json: json)
         XCTAssertEqual(report.failures, [], file: file, line: line)
         XCTAssertEqual(report.failed, 0, file: file, line: line)
-        XCTAssertEqual(report.passed + report.skipped, expectedCases, report.summaryLine, file: file, line: line)
-        XCTAssertGreaterThan(report.passed, 0, file: file, line: line)
+        // The vendored files hold suite-1 cases only: every one must run and pass.
+        XCTAssertEqual(report.skipped, 0, report.summaryLine, file: file, line: line)
+        XCTAssertEqual(report.passed, expectedCases, report.summaryLine, file: file, line: line)
     }
 
     func testTreeMath() throws { try run("tree-math", expectedCases: 10) }

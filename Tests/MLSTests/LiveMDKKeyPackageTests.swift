@@ -27,10 +27,7 @@ final class LiveMDKKeyPackageTests: XCTestCase {
     }
 
     private func runMDK(_ pubkeys: [String]) throws -> [[String: Any]] {
-        let python = Fixtures.venvPython
-        guard FileManager.default.isExecutableFile(atPath: python.path) else {
-            throw XCTSkip("interop venv not found at \(python.path) (run `make setup` or set BURROW_VENV)")
-        }
+        let python = try InteropVenv.python()
         let process = Process()
         process.executableURL = python
         process.arguments = ["-c", Self.script] + pubkeys

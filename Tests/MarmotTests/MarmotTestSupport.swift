@@ -59,13 +59,10 @@ enum TestData {
 }
 
 /// Runs a Python script in the interop venv (mdk-python 0.8.0, nostr-sdk, cryptography): JSON
-/// on stdin, JSON on stdout. Skips the test when the venv is absent.
+/// on stdin, JSON on stdout. A missing venv fails the test (`InteropVenv`).
 enum VenvPython {
     static func run(_ script: String, input: Any) throws -> Any {
-        let python = Fixtures.venvPython
-        guard FileManager.default.isExecutableFile(atPath: python.path) else {
-            throw XCTSkip("interop venv not found at \(python.path) (run `make setup` or set BURROW_VENV)")
-        }
+        let python = try InteropVenv.python()
         let process = Process()
         process.executableURL = python
         process.arguments = ["-c", script]

@@ -3,7 +3,8 @@ import Conformance
 import Foundation
 
 /// `burrow conformance …`: runs every case of a published vector file and prints
-/// `N passed, M failed[, K skipped]` as the last line (exit 1 when M > 0).
+/// `N passed, M failed[, K skipped]` as the last line (exit 1 when M > 0 or N = 0: a file in
+/// which nothing passed proves nothing).
 struct ConformanceCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "conformance",
@@ -60,18 +61,19 @@ struct ConformanceCommand: AsyncParsableCommand {
     static func finish(_ report: ConformanceReport, json: Bool) throws {
         if json {
             var fields: [(String, JSONOutput)] = [
-                ("ok", .bool(report.failed == 0)),
+                ("ok", .bool(report.succeeded)),
                 ("passed", .int(report.passed)), ("failed", .int(report.failed)), ("skipped", .int(report.skipped)),
                 ("failures", .array(report.failures.map { .string($0) })),
             ]
-            if report.failed > 0 {
-                fields.append(("error", .object([("code", .string("invalid_input")), ("message", .string(report.summaryLine))])))
+            if !report.succeeded {
+                let message = report.passed == 0 && report.failed == 0 ? "no case passed: \(report.summaryLine)" : report.summaryLine
+                fields.append(("error", .object([("code", .string("invalid_input")), ("message", .string(message))])))
             }
             Console.out(JSONOutput.object(fields).serialized)
         } else {
             for failure in report.failures { Console.out("FAIL \(failure)") }
             Console.out(report.summaryLine)
         }
-        if report.failed > 0 { throw ExitCode(1) }
+        if !report.succeeded { throw ExitCode(1) }
     }
 }
