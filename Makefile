@@ -29,7 +29,7 @@ setup-python:
 build: setup-system
 	swift build $(SWIFT_RELEASE) --product burrow
 
-# A family's day on this machine with the embedded relay: a transcript and Docs/demo-map.svg.
+# A family's day on this machine with the embedded relay: a transcript and demo-map.svg (git-ignored).
 demo: build
 	BURROW_BIN=$(CURDIR)/.build/release/burrow scripts/demo.sh
 

@@ -12,6 +12,7 @@ let package = Package(
     platforms: [.macOS(.v14)],
     products: [
         .executable(name: "burrow", targets: ["burrow"]),
+        .executable(name: "burrow-failpoint-probe", targets: ["burrow-failpoint-probe"]),
         .executable(name: "burrow-bench", targets: ["burrow-bench"]),
         .executable(name: "burrow-relay", targets: ["burrow-relay"]),
         .library(name: "Nostr", targets: ["Nostr"]),
@@ -86,12 +87,20 @@ let package = Package(
             dependencies: ["Nostr", "MLS", .product(name: "Crypto", package: "swift-crypto")],
             swiftSettings: swift6
         ),
-        .executableTarget(
-            name: "burrow",
+        // The command-line program: a library (so the crash tests' probe runs the same code)
+        // and its one-line main.
+        .target(
+            name: "BurrowCLI",
             dependencies: [
                 "Node", "Conformance", "Marmot", "MLS", "Nostr", "RelayServer",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
+            swiftSettings: swift6
+        ),
+        .executableTarget(name: "burrow", dependencies: ["BurrowCLI"], swiftSettings: swift6),
+        // `burrow` with its failpoints armed from BURROW_TEST_FAILPOINT: CrashSafetyTests only.
+        .executableTarget(
+            name: "burrow-failpoint-probe", dependencies: ["BurrowCLI", "Node"], path: "Tests/FailpointProbe",
             swiftSettings: swift6
         ),
         .executableTarget(

@@ -2,11 +2,13 @@
 # `make demo`: a family's day on one machine with the real `burrow` program and the embedded
 # relay. Three homes (two parents, one child) form a group, share locations, chat; the child
 # leaves and the parents' nodes complete the removal. Prints a transcript, writes the map of
-# everyone's last location to Docs/demo-map.svg, leaves no process and no home behind.
+# everyone's last location to demo-map.svg (git-ignored; DEMO_MAP=path to choose, e.g.
+# DEMO_MAP=Docs/demo-map.svg to refresh the documented one), leaves no process and no home
+# behind. Fails if any step, or `burrow run` itself, fails.
 set -euo pipefail
 
 BIN="${BURROW_BIN:-.build/release/burrow}"
-MAP="${DEMO_MAP:-Docs/demo-map.svg}"
+MAP="${DEMO_MAP:-demo-map.svg}"
 WORK="$(mktemp -d /tmp/burrow-demo.XXXXXX)"
 RUN_PID=""
 
@@ -105,7 +107,13 @@ b mum locations Family --svg "$MAP" | sed 's/^/  /'
 
 say "Mum's node stops"
 kill -TERM "$RUN_PID"
-wait "$RUN_PID" || true
+RUN_STATUS=0
+wait "$RUN_PID" || RUN_STATUS=$?
 RUN_PID=""
-printf '  burrow run exited; its live log had %s lines\n' "$(wc -l < "$WORK/mum-run.log")"
+if [[ "$RUN_STATUS" -ne 0 ]]; then
+    echo "burrow run exited with status $RUN_STATUS:" >&2
+    cat "$WORK/mum-run.err" >&2
+    exit 1
+fi
+printf '  burrow run exited cleanly; its live log had %s lines\n' "$(wc -l < "$WORK/mum-run.log")"
 printf '\nDone: no process left running; the homes are deleted.\n'

@@ -54,10 +54,12 @@ extension BurrowNode {
         return (report, resubscribe)
     }
 
-    /// Periodic upkeep: a fresh KeyPackage when ours is consumed, missing or near its end, and
-    /// a self-update for each active group not updated within `selfUpdatePeriod` seconds.
+    /// Periodic upkeep: a fresh KeyPackage when ours is consumed, missing or near its end, a
+    /// self-update for each active group not updated within `selfUpdatePeriod` seconds, and the
+    /// write-ahead log truncated (a long `burrow run` may never sync in full).
     public func maintain(selfUpdatePeriod: Int64, timeout: Duration) async -> SyncReport {
         var report = SyncReport()
+        defer { truncateLog() }
         let now = Self.now()
         do {
             let newest = try store.transaction { try $0.keyPackages.list().first }

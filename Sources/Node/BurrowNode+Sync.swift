@@ -28,8 +28,14 @@ extension BurrowNode {
         await flushOutbox(timeout: timeout)
         await fetchProfileNames(timeout: timeout)
         pruneIntents()
-        do { try store.checkpoint() } catch { logger.warning("WAL checkpoint failed", metadata: ["error": "\(error)"]) }
+        truncateLog()
         return report
+    }
+
+    /// Checkpoints and truncates the write-ahead log, so deleted secrets (old epochs, spent
+    /// snapshots) do not linger in it: after every sync, and periodically under `burrow run`.
+    func truncateLog() {
+        do { try store.checkpoint() } catch { logger.warning("WAL checkpoint failed", metadata: ["error": "\(error)"]) }
     }
 
     /// Brings one group up to date before we commit or send into it (the freshness rule).
@@ -39,7 +45,8 @@ extension BurrowNode {
         await recoverPendingCommits(timeout: timeout)
         await flushOutbox(timeout: timeout)
         try await syncGroups([id], timeout: timeout, report: &report)
-        for issue in report.errors { logger.info("catch-up skipped an event", metadata: ["event": "\(issue.eventID)", "reason": "\(issue.reason)"]) }
+        // Reasons can name keys and groups: debug only (the command's own report carries them).
+        for issue in report.errors { logger.debug("catch-up skipped an event", metadata: ["event": "\(issue.eventID)", "reason": "\(issue.reason)"]) }
         return id
     }
 

@@ -1,8 +1,11 @@
 import Foundation
+import Synchronization
 
 /// Named crash points at the node's transaction boundaries and publish steps, for the crash
-/// tests only: when `BURROW_TEST_FAILPOINT` names one (optionally `NAME:N` for its Nth hit),
-/// the process dies there at once, as a power cut would. Unset, a check is one comparison.
+/// tests only: once armed (`NAME` or `NAME:N` for its Nth pass), the process dies there at
+/// once, as a power cut would. Only the test build's `burrow-failpoint-probe` arms one (from
+/// `BURROW_TEST_FAILPOINT`); the real `burrow` never does, so a check is one lock and one
+/// comparison that always finds nothing armed.
 enum Failpoint: String, CaseIterable {
     case keyPackageStored = "keypackage.stored"
     case commitStored = "commit.stored"
@@ -16,18 +19,41 @@ enum Failpoint: String, CaseIterable {
     case syncFetched = "sync.fetched"
     case outboxPublished = "outbox.published"
 
-    private static let armed: (name: String, hit: Int)? = {
-        guard let value = ProcessInfo.processInfo.environment["BURROW_TEST_FAILPOINT"], !value.isEmpty else { return nil }
-        let parts = value.split(separator: ":", maxSplits: 1)
-        return (String(parts[0]), parts.count > 1 ? Int(parts[1]) ?? 1 : 1)
-    }()
-
-    nonisolated(unsafe) private static var hits = 0
-
-    /// Dies here when this failpoint is armed (exit status 86, no cleanup, nothing flushed).
-    func check() {
-        guard let armed = Self.armed, armed.name == rawValue else { return }
-        Self.hits += 1
-        if Self.hits >= armed.hit { _exit(86) }
+    fileprivate struct Armed {
+        let name: String
+        let hit: Int
+        var hits = 0
     }
+
+    fileprivate static let armed = Mutex<Armed?>(nil)
+
+    /// Arms `spec` (`NAME` or `NAME:N`); false when NAME is no failpoint or N is not positive.
+    fileprivate static func arm(_ spec: String) -> Bool {
+        let parts = spec.split(separator: ":", maxSplits: 1)
+        guard let name = parts.first.map(String.init), Failpoint(rawValue: name) != nil else { return false }
+        let hit = parts.count > 1 ? Int(parts[1]) : 1
+        guard let hit, hit > 0 else { return false }
+        armed.withLock { $0 = Armed(name: name, hit: hit) }
+        return true
+    }
+
+    /// Dies here when this failpoint is armed and its pass has come (exit status 86, no
+    /// cleanup, nothing flushed).
+    func check() {
+        let die = Self.armed.withLock { armed -> Bool in
+            guard armed?.name == rawValue else { return false }
+            armed?.hits += 1
+            return (armed?.hits ?? 0) >= (armed?.hit ?? 1)
+        }
+        if die { _exit(86) }
+    }
+}
+
+/// The test build's handle on the failpoints (`burrow-failpoint-probe`); not for programs.
+@_spi(Failpoints) public enum Failpoints {
+    /// Every failpoint's name.
+    public static var names: [String] { Failpoint.allCases.map(\.rawValue) }
+
+    /// Arms `spec` (`NAME` or `NAME:N`); false when NAME is no failpoint or N is not positive.
+    public static func arm(_ spec: String) -> Bool { Failpoint.arm(spec) }
 }

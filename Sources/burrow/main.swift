@@ -1,30 +1,3 @@
-import ArgumentParser
-import Foundation
+import BurrowCLI
 
-/// Entry point: hoists global options, parses, runs, and maps parse failures to the contract's
-/// `usage` error (exit 2) — with `--json`, still as one JSON document.
-let arguments = Arguments.hoistGlobals(Array(CommandLine.arguments.dropFirst()))
-CommandContext.arguments = arguments
-do {
-    var command = try Burrow.parseAsRoot(arguments)
-    if var asyncCommand = command as? any AsyncRunnable {
-        try await asyncCommand.runAsync()
-    } else {
-        try command.run()
-    }
-    exit(0)
-} catch let exitCode as ExitCode {
-    exit(exitCode.rawValue)
-} catch {
-    if Burrow.exitCode(for: error) == .success {
-        Console.out(Burrow.fullMessage(for: error))
-        exit(0)
-    }
-    let message = Burrow.message(for: error)
-    if Arguments.wantsJSON(arguments) {
-        Console.report(CLIError(.usage, message), json: true)
-    } else {
-        Console.err(Burrow.fullMessage(for: error))
-    }
-    exit(2)
-}
+await BurrowMain.run(Array(CommandLine.arguments.dropFirst()))

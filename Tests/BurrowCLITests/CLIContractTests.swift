@@ -168,6 +168,20 @@ final class CLIContractTests: XCTestCase {
         XCTAssertEqual(try r.json()["passed"] as? Int, 0)
     }
 
+    /// The real `burrow` never arms a failpoint: with BURROW_TEST_FAILPOINT set it runs to its
+    /// end, while the test build's probe (the same code) dies there with status 86.
+    func testReleaseBurrowIgnoresTestFailpoints() throws {
+        _ = try initHome()
+        var r = try BurrowProcess.run(["keypackage", "publish", "--home", home.path, "--passphrase-file", passFile.path, "--json",
+                                   "--timeout", "1"], environment: ["BURROW_TEST_FAILPOINT": "keypackage.stored"])
+        XCTAssertNotEqual(r.status, 86, "the real burrow died at a failpoint")
+        XCTAssertEqual(try code(r), "relay_unreachable", "it went on past the store to the (absent) relay")
+        r = try BurrowProcess.run(["keypackage", "publish", "--home", home.path, "--passphrase-file", passFile.path, "--json",
+                                   "--timeout", "1"], environment: ["BURROW_TEST_FAILPOINT": "keypackage.stored"],
+                                  executable: BurrowProcess.failpointProbe)
+        XCTAssertEqual(r.status, 86, "the probe dies at the armed failpoint")
+    }
+
     private func code(_ r: BurrowResult) throws -> String? {
         let json = try r.json()
         XCTAssertEqual(json["ok"] as? Bool, false)

@@ -49,7 +49,13 @@ extension CLIMarmotTests {
             _ = try await mallory.publishAccepted(wrap, to: [relay.url], timeout: .seconds(5))
         }
 
-        let report = try bob.ok(["sync"])
+        let sync = try bob.run(["sync"])
+        XCTAssertEqual(sync.status, 0, sync.stdout + sync.stderr)
+        // Logs name no group and no member: the refusals are in the report, not in stderr.
+        for secret in ["Family", "Borrowed", a, mallory.publicKey.hex, gid] {
+            XCTAssertFalse(sync.stderr.contains(secret), "stderr names \(secret): \(sync.stderr)")
+        }
+        let report = try sync.json()
         let reasons = try XCTUnwrap(report["errors"] as? [[String: Any]]).compactMap { $0["reason"] as? String }
         XCTAssertEqual(reasons.count, 3, "\(reasons)")
         XCTAssertTrue(reasons.contains { $0.contains("reuses the nostr_group_id") }, "\(reasons)")

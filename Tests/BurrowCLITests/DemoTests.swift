@@ -26,9 +26,18 @@ final class DemoTests: XCTestCase {
         let transcript = String(decoding: data, as: UTF8.self)
         XCTAssertEqual(process.terminationStatus, 0, transcript)
         for line in ["Dad: I'll bring bread.", "Sam: Can I bring a friend?", "Sam asks to leave the group", "kid: left",
-                     "members now: ['mum', 'dad']", "no process left running"] {
+                     "members now: ['mum', 'dad']", "burrow run exited cleanly", "no process left running"] {
             XCTAssertTrue(transcript.contains(line), "missing: \(line)\n\(transcript)")
         }
+        // The node served the embedded relay, and both parents ended on one epoch.
+        let ready = try XCTUnwrap(transcript.split(separator: "\n").first { $0.contains(#""type":"ready""#) })
+        let readyJSON = try XCTUnwrap(try JSONSerialization.jsonObject(with: Data(ready.trimmingCharacters(in: .whitespaces).utf8)) as? [String: Any])
+        XCTAssertEqual(readyJSON["embedded_relay"] as? String, "ws://127.0.0.1:7447", String(ready))
+        let epochs = try XCTUnwrap(transcript.split(separator: "\n").first { $0.contains("epochs: mum") })
+        let numbers = epochs.split(whereSeparator: { !$0.isNumber }).compactMap { Int($0) }
+        XCTAssertEqual(numbers.count, 2, String(epochs))
+        XCTAssertEqual(numbers.first, numbers.last, "mum and dad end on one epoch: \(epochs)")
+        XCTAssertGreaterThan(numbers.first ?? 0, 1)
         let svg = try String(contentsOf: map, encoding: .utf8)
         XCTAssertEqual(svg.components(separatedBy: "<path ").count - 1, 3, "three pins")
         XCTAssertTrue(svg.contains(">Sam<") && svg.contains(">Mum<") && svg.contains(">Dad<"))

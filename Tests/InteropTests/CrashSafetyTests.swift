@@ -2,9 +2,12 @@ import Foundation
 import TestSupport
 import XCTest
 
-/// `burrow` killed at every named failpoint and at random instants (SIGKILL), 100 times,
-/// against a live group with two MDK members: after each restart and `sync`, every member is
-/// at one epoch and every message is stored exactly once on every side.
+/// `burrow` killed at every named failpoint (each must fire at least once) and at random
+/// instants (SIGKILL), 100 times in all, against a live group with two MDK members: after each
+/// restart and `sync`, every member is at one epoch and every message is stored exactly once
+/// on every side. Failpoints are armed through `burrow-failpoint-probe` (the real `burrow`
+/// ignores BURROW_TEST_FAILPOINT); a random kill counts only once the process held the home's
+/// lock (had opened the store).
 final class CrashSafetyTests: XCTestCase {
     var root: URL!
     var relay: RelayProcess!
@@ -42,6 +45,8 @@ final class CrashSafetyTests: XCTestCase {
         _ = try await bob.sync()
 
         var crashes = 0
+        var killedBeforeTheStore = 0
+        var fired: [String: Int] = [:]
         var ourTexts: Set<String> = []      // what Burrow may have sent (stored before any kill)
         var theirTexts: [String] = []       // what MDK sent
         var renames = 0
@@ -49,8 +54,11 @@ final class CrashSafetyTests: XCTestCase {
         /// Runs a command expecting it to die at `failpoint` (exit 86), or to finish if that
         /// failpoint is not on its path.
         func crash(_ args: [String], at failpoint: String) throws {
-            let result = try home.run(args, environment: ["BURROW_TEST_FAILPOINT": failpoint])
-            if result.status == 86 { crashes += 1 } else {
+            let result = try home.run(args, environment: ["BURROW_TEST_FAILPOINT": failpoint], executable: BurrowProcess.failpointProbe)
+            if result.status == 86 {
+                crashes += 1
+                fired[failpoint.split(separator: ":")[0].description, default: 0] += 1
+            } else {
                 XCTAssertEqual(result.status, 0, "\(args) at \(failpoint): \(result.stdout) \(result.stderr)")
             }
         }
@@ -60,7 +68,10 @@ final class CrashSafetyTests: XCTestCase {
             let process = try PeerProcess(executable: BurrowProcess.binary, arguments: args + [
                 "--home", home.path, "--passphrase-file", home.passphraseFile, "--json", "--timeout", "5"])
             try await Task.sleep(for: .milliseconds(Int.random(in: 0...400)))
-            if process.isRunning { crashes += 1 }
+            if process.isRunning {
+                // Only a process that had opened the store could have left anything half done.
+                if home.isLockHeld { crashes += 1 } else { killedBeforeTheStore += 1 }
+            }
             process.kill()
         }
 
@@ -91,7 +102,12 @@ final class CrashSafetyTests: XCTestCase {
             (["sync"], "groupevent.processed"),
             (["sync"], "groupevent.processed:2"),
             (["keypackage", "publish"], "keypackage.stored"),
+            (["group", "create", "spare #", "--invite", bob.pubkey], "outbox.published"),
+            (["group", "create", "spare #", "--invite", bob.pubkey], "welcome.published"),
+            (["sync"], "giftwrap.processed"),
         ]
+        // The schedule covers every failpoint the program has.
+        XCTAssertEqual(Set(failpoints.map { String($0.1.split(separator: ":")[0]) }), Set(try BurrowProcess.failpointNames()))
         var round = 0
         while crashes < 100 && round < 400 {
             round += 1
@@ -107,6 +123,8 @@ final class CrashSafetyTests: XCTestCase {
                 let (template, failpoint) = failpoints[(round / 2) % failpoints.count]
                 let command = template.map { $0.replacingOccurrences(of: "#", with: String(round)) }
                 if command.first == "chat" { ourTexts.insert(command[2]) }
+                // A welcome from MDK waits for the sync that dies while handling it.
+                if failpoint == "giftwrap.processed" { _ = try await alice.createGroup(name: "invite \(round)", description: "", invitees: [me]) }
                 try crash(command, at: failpoint)
             } else {
                 let command = round % 3 == 0 ? ["sync"] : ["chat", gid, "killed \(round)"]
@@ -116,6 +134,12 @@ final class CrashSafetyTests: XCTestCase {
             try await converge("round \(round)")
         }
         XCTAssertGreaterThanOrEqual(crashes, 100)
+        let names = try BurrowProcess.failpointNames()
+        XCTAssertEqual(names.count, 11)
+        for name in names { XCTAssertGreaterThan(fired[name, default: 0], 0, "failpoint \(name) never fired") }
+        print("CrashSafetyTests: \(crashes) kills after the store opened (\(fired.values.reduce(0, +)) at failpoints: "
+              + fired.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }.joined(separator: ", ")
+              + "), \(killedBeforeTheStore) random kills before it, not counted; \(round) rounds")
 
         // Every message exactly once everywhere: each of MDK's on Burrow; each of Burrow's that
         // Burrow stored is on MDK exactly once, and nothing Burrow never stored appears.

@@ -19,10 +19,23 @@ public struct BurrowHome: Sendable {
         self.timeout = timeout
     }
 
-    /// Runs `burrow args… --home … --json`, whatever its status.
-    public func run(_ args: [String], environment: [String: String] = [:]) throws -> BurrowResult {
+    /// Runs `burrow args… --home … --json` (or `executable`), whatever its status.
+    public func run(_ args: [String], environment: [String: String] = [:], executable: URL? = nil) throws -> BurrowResult {
         try BurrowProcess.run(args + ["--home", path, "--passphrase-file", passphraseFile, "--json", "--timeout", String(timeout)],
-                              environment: environment, timeout: 300)
+                              environment: environment, timeout: 300, executable: executable)
+    }
+
+    /// Whether a process holds this home's lock now (`flock` on `store.lock`): a running
+    /// `burrow` has opened the store. Probing takes the lock for an instant when it is free.
+    public var isLockHeld: Bool {
+        let fd = open(path + "/store.lock", O_RDWR | O_CLOEXEC)
+        guard fd >= 0 else { return false }
+        defer { close(fd) }
+        if flock(fd, LOCK_EX | LOCK_NB) == 0 {
+            _ = flock(fd, LOCK_UN)
+            return false
+        }
+        return errno == EWOULDBLOCK || errno == EAGAIN
     }
 
     /// Runs and requires success; returns the JSON document.

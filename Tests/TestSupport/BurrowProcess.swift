@@ -27,13 +27,27 @@ public enum BurrowProcess {
         return dir.appendingPathComponent("burrow")
     }
 
-    /// Runs `burrow args…` with `environment` added, optional stdin, and a hard time limit.
+    /// `burrow-failpoint-probe`, built beside `burrow`: the same program with the failpoint
+    /// named by BURROW_TEST_FAILPOINT armed (the real `burrow` ignores that variable).
+    public static var failpointProbe: URL {
+        binary.deletingLastPathComponent().appendingPathComponent("burrow-failpoint-probe")
+    }
+
+    /// Every failpoint's name, as the probe lists them.
+    public static func failpointNames() throws -> [String] {
+        let result = try run(["--list-failpoints"], executable: failpointProbe)
+        return result.stdout.split(whereSeparator: \.isNewline).map(String.init)
+    }
+
+    /// Runs `burrow args…` (or `executable`) with `environment` added, optional stdin, and a
+    /// hard time limit.
     @discardableResult
     public static func run(
-        _ args: [String], environment: [String: String] = [:], stdin: String? = nil, timeout: TimeInterval = 60
+        _ args: [String], environment: [String: String] = [:], stdin: String? = nil, timeout: TimeInterval = 60,
+        executable: URL? = nil
     ) throws -> BurrowResult {
         let process = Process()
-        process.executableURL = binary
+        process.executableURL = executable ?? binary
         process.arguments = args
         var env = ProcessInfo.processInfo.environment
         env.removeValue(forKey: "BURROW_PASSPHRASE")
