@@ -117,6 +117,7 @@ let package = Package(
             name: "RelayServer",
             dependencies: [
                 "Nostr", "CSQLCipher",
+                .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdWebSocket", package: "hummingbird-websocket"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),

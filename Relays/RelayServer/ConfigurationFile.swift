@@ -54,6 +54,13 @@ extension RelayServerConfiguration {
             l.requestsPerMinute = try limits.int("requests_per_minute") ?? l.requestsPerMinute
             l.maxFutureSeconds = try limits.int("max_future_seconds") ?? l.maxFutureSeconds
             l.outboundQueue = try limits.int("outbound_queue") ?? l.outboundQueue
+            l.outboundBytes = try limits.int("outbound_bytes") ?? l.outboundBytes
+            l.requestBytes = try limits.int("request_bytes") ?? l.requestBytes
+            l.maxConnectionsPerIP = try limits.int("max_connections_per_ip") ?? l.maxConnectionsPerIP
+            l.limitLoopback = try limits.bool("limit_loopback") ?? l.limitLoopback
+            l.authPerMinute = try limits.int("auth_per_minute") ?? l.authPerMinute
+            l.maxAuthKeys = try limits.int("max_auth_keys") ?? l.maxAuthKeys
+            l.maxAuthEventBytes = try limits.int("max_auth_event_bytes") ?? l.maxAuthEventBytes
             try limits.finish()
             config.limits = l
         }

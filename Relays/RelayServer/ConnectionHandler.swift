@@ -16,13 +16,24 @@ struct ConnectionHandler: Sendable {
     let clock: @Sendable () -> Int64
     let logger: Logger
 
-    func serve(inbound: WebSocketInboundStream, outbound: WebSocketOutboundWriter) async throws {
-        let made = hub.register { number in
-            ClientConnection(number: number, challenge: Self.makeChallenge(), limits: configuration.limits, now: MonotonicClock.now())
+    func serve(inbound: WebSocketInboundStream, outbound: WebSocketOutboundWriter, from address: ClientAddress = ClientAddress(nil)) async throws {
+        let limits = configuration.limits
+        let counted = address.isLoopback && !limits.limitLoopback ? nil : address.host
+        let made = hub.register(from: counted) { number in
+            ClientConnection(number: number, challenge: Self.makeChallenge(), limits: limits, now: MonotonicClock.now())
         }
-        guard let connection = made else {
-            try? await outbound.write(.text(RelayMessage.notice("blocked: this relay has reached its \(configuration.limits.maxConnections) connections; try again later").jsonString))
+        let connection: ClientConnection
+        switch made {
+        case .success(let registered):
+            connection = registered
+        case .failure(.tooManyConnections):
+            try? await outbound.write(.text(RelayMessage.notice("blocked: this relay has reached its \(limits.maxConnections) connections; try again later").jsonString))
             try? await outbound.close(.unknown(1013), reason: "too many connections")
+            return
+        case .failure(.tooManyFromAddress):
+            logger.info("refused a connection: too many from one address", metadata: ["limit": "\(limits.maxConnectionsPerIP)"])
+            try? await outbound.write(.text(RelayMessage.notice("blocked: at most \(limits.maxConnectionsPerIP) connections from one address").jsonString))
+            try? await outbound.close(.unknown(1013), reason: "too many connections from this address")
             return
         }
         defer { hub.remove(connection) }
@@ -32,7 +43,7 @@ struct ConnectionHandler: Sendable {
             group.addTask {
                 for await text in connection.outgoing {
                     try await outbound.write(.text(text))
-                    connection.didWrite()
+                    connection.didWrite(bytes: text.utf8.count)
                 }
                 if connection.isOverflowed {
                     logger.info("closing a client that reads too slowly", metadata: ["connection": "\(connection.number)"])
@@ -165,18 +176,27 @@ struct ConnectionHandler: Sendable {
 
     private func authenticate(_ unverified: UnverifiedEvent, on connection: ClientConnection) {
         let id = unverified.id
+        let limits = configuration.limits
+        guard connection.takeAuthToken(now: MonotonicClock.now()) else {
+            return connection.send(.ok(eventID: id, accepted: false, message: "rate-limited: at most \(limits.authPerMinute) AUTH messages per minute"))
+        }
         let event: Event
         do {
             event = try unverified.verified()
         } catch {
             return connection.send(.ok(eventID: id, accepted: false, message: "invalid: \(IncomingMessage.describe(error))"))
         }
+        guard event.jsonBytes.count <= limits.maxAuthEventBytes else {
+            return connection.send(.ok(eventID: id, accepted: false, message: "invalid: an AUTH event is at most \(limits.maxAuthEventBytes) bytes"))
+        }
         let now = clock()
         var firstProblem: Error?
         for url in relayURLs.get() {
             do {
                 let key = try NIP42.validate(event, challenge: connection.challenge, relayURL: url, now: now)
-                connection.authenticate(key)
+                guard connection.authenticate(key) else {
+                    return connection.send(.ok(eventID: id, accepted: false, message: "blocked: at most \(limits.maxAuthKeys) keys per connection"))
+                }
                 logger.debug("authenticated", metadata: ["connection": "\(connection.number)"])
                 return connection.send(.ok(eventID: id, accepted: true, message: ""))
             } catch {

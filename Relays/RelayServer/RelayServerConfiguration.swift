@@ -64,6 +64,25 @@ public struct RelayServerConfiguration: Sendable, Equatable {
         /// Messages waiting to be written to one client; a client that falls further behind
         /// is disconnected rather than buffered without bound.
         public var outboundQueue: Int = 10_000
+        /// Bytes waiting to be written to one client (with `outboundQueue`, whichever comes
+        /// first): a client that stops reading costs at most this much before it is disconnected.
+        public var outboundBytes: Int = 8 << 20
+        /// Bytes of stored events one REQ's reply carries, and of live events held for a
+        /// subscription while its stored events are read. A reply that reaches it ends early
+        /// with EOSE (the client pages on with `until`); a subscription whose held events
+        /// exceed it is CLOSED after its EOSE (the client subscribes again).
+        public var requestBytes: Int = 4 << 20
+        /// Connections from one IP address at once; more are told so and closed.
+        public var maxConnectionsPerIP: Int = 32
+        /// Whether `maxConnectionsPerIP` counts loopback clients too (by default a process on
+        /// this machine is trusted as far as the number of its connections goes).
+        public var limitLoopback: Bool = false
+        /// AUTH messages per minute on one connection.
+        public var authPerMinute: Int = 10
+        /// Keys one connection may authenticate as.
+        public var maxAuthKeys: Int = 8
+        /// Largest AUTH event, as the bytes of its JSON (a kind-22242 event is small).
+        public var maxAuthEventBytes: Int = 4096
 
         public init() {}
     }
@@ -116,6 +135,12 @@ public struct RelayServerConfiguration: Sendable, Equatable {
         try require(limits.requestsPerMinute >= 1, "limits.requests_per_minute must be at least 1")
         try require(limits.maxFutureSeconds >= 0, "limits.max_future_seconds must not be negative")
         try require(limits.outboundQueue >= 16, "limits.outbound_queue must be at least 16")
+        try require(limits.outboundBytes >= 2 * maxMessageBytes, "limits.outbound_bytes must be at least twice the largest message")
+        try require(limits.requestBytes >= limits.maxEventBytes, "limits.request_bytes must be at least limits.max_event_bytes")
+        try require(limits.maxConnectionsPerIP >= 1, "limits.max_connections_per_ip must be at least 1")
+        try require(limits.authPerMinute >= 1, "limits.auth_per_minute must be at least 1")
+        try require(limits.maxAuthKeys >= 1, "limits.max_auth_keys must be at least 1")
+        try require((512...65_536).contains(limits.maxAuthEventBytes), "limits.max_auth_event_bytes must be 512…65536")
         try require((1...86_400).contains(purgeIntervalSeconds), "purge_interval_seconds must be 1…86400")
         for rule in retention {
             try require(!rule.kinds.isEmpty, "a retention rule names no kinds")

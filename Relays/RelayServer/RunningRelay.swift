@@ -51,7 +51,7 @@ public final class RunningRelay: Sendable {
     ) async throws -> RunningRelay {
         let configuration = try configuration.validated()
         let store = try EventStore(directory: configuration.dataDirectory)
-        let hub = ConnectionHub(limit: configuration.limits.maxConnections)
+        let hub = ConnectionHub(limit: configuration.limits.maxConnections, perAddressLimit: configuration.limits.maxConnectionsPerIP)
         let bound = BindSignal()
         let urls = LockedValue<[String]>([])
         let handler = ConnectionHandler(
@@ -77,9 +77,10 @@ public final class RunningRelay: Sendable {
             closeTimeout: .seconds(5))
         let app = Application(
             router: router,
-            server: .http1WebSocketUpgrade(configuration: .init(http1: .init(idleTimeout: .seconds(30)), ws: webSocket)) { _, _, _ in
-                .upgrade([:]) { inbound, outbound, _ in
-                    try await handler.serve(inbound: inbound, outbound: outbound)
+            server: .http1WebSocketUpgrade(configuration: .init(http1: .init(idleTimeout: .seconds(30)), ws: webSocket)) { _, channel, _ in
+                let address = ClientAddress(channel.remoteAddress)
+                return .upgrade([:]) { inbound, outbound, _ in
+                    try await handler.serve(inbound: inbound, outbound: outbound, from: address)
                 }
             },
             configuration: ApplicationConfiguration(
