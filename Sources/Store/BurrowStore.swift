@@ -178,6 +178,17 @@ extension BurrowStore {
         _ = try connection.query("PRAGMA wal_checkpoint(TRUNCATE)") { $0.int(0) }
     }
 
+    /// The SQLite journal mode and `synchronous` level the store runs with (for reports such
+    /// as the benchmarks', which state each side's durability).
+    public func durability() throws -> (journalMode: String, synchronous: Int) {
+        try transaction { tx in
+            let connection = try tx.connection()
+            let mode = try connection.queryFirst("PRAGMA journal_mode") { $0.text(0) } ?? nil
+            let synchronous = try connection.queryFirst("PRAGMA synchronous") { $0.int(0) } ?? -1
+            return (mode ?? "unknown", synchronous)
+        }
+    }
+
     /// Reads every page and checks the database's structure (`PRAGMA integrity_check`).
     /// Opening only reads what it needs, so damage deep in the file shows up here, or when the
     /// damaged rows are first read, as `storeCorrupt`.

@@ -46,33 +46,45 @@ struct MarmotBench: BenchSection {
         var roundTrips: [Double] { zip(values["send"] ?? [], values["receive"] ?? []).map { $0 + $1 } }
     }
 
+    /// One side's figures: timings on the bench directory's disk and on tmpfs, and
+    /// fsync/fdatasync calls per operation.
+    struct Side {
+        var disk: [Int: Samples] = [:]
+        var tmpfs: [Int: Samples] = [:]
+        var syncs: [String: Double]?
+        var journal = "unknown"
+    }
+
     func run(_ context: BenchContext) throws -> SectionReport {
         var report = SectionReport(table: MarkdownTable(headers: [], rightAligned: []))
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("burrow-bench-marmot-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: directory) }
+        let tmpfs = DurabilityProbe.tmpfsDirectory()
+        if let tmpfs { try FileManager.default.createDirectory(at: tmpfs, withIntermediateDirectories: true) }
+        defer { if let tmpfs { try? FileManager.default.removeItem(at: tmpfs) } }
         let rounds = Self.sizes.map { Self.rounds(for: $0, seconds: context.seconds) }
 
         // The peer runs first and alone, so the two never compete for the cores or the disk.
-        var mdk: [Int: Samples] = [:]
+        var mdk = Side()
         var peerName = "MDK"
         if context.includePeers {
             do {
-                let output = try PythonBench.run(
-                    python: context.python, script: context.peerScript("bench_mdk.py"),
-                    arguments: ["--dir", directory.appendingPathComponent("mdk").path,
-                                "--sizes", Self.sizes.map(String.init).joined(separator: ","),
-                                "--rounds", rounds.map(String.init).joined(separator: ","),
-                                "--messages", String(Self.messagesPerRound), "--message-bytes", String(Self.messageBytes)],
-                    timeout: 900)
-                if let version = output["version"] as? String { peerName = "MDK \(version)" }
-                for (size, value) in output["sizes"] as? [String: Any] ?? [:] {
-                    guard let n = Int(size), let ops = value as? [String: Any] else { continue }
-                    var samples = Samples()
-                    for (key, list) in ops { samples.values[key] = (list as? [Any] ?? []).compactMap { ($0 as? NSNumber)?.doubleValue } }
-                    mdk[n] = samples
+                func runPeer(_ dir: URL) throws -> [String: Any] {
+                    try PythonBench.run(python: context.python, script: context.peerScript("bench_mdk.py"),
+                                        arguments: Self.peerArguments(dir, rounds: rounds), timeout: 900)
                 }
-                if mdk.isEmpty { report.problems.append("the MDK bench printed no figures") }
+                let output = try runPeer(directory.appendingPathComponent("mdk"))
+                if let version = output["version"] as? String { peerName = "MDK \(version)" }
+                mdk.journal = output["journal"] as? String ?? "unknown"
+                mdk.disk = Self.samples(output)
+                if let tmpfs { mdk.tmpfs = Self.samples(try runPeer(tmpfs.appendingPathComponent("mdk"))) }
+                mdk.syncs = try DurabilityProbe.countSyncs(
+                    executable: context.python.path,
+                    arguments: [context.peerScript("bench_mdk.py").path, "--markers"]
+                        + Self.peerArguments(directory.appendingPathComponent("mdk-syncs"), rounds: Self.sizes.map { _ in 2 }),
+                    timeout: 900)
+                if mdk.disk.isEmpty { report.problems.append("the MDK bench printed no figures") }
             } catch {
                 report.problems.append("MDK not measured: \(error)")
             }
@@ -80,65 +92,124 @@ struct MarmotBench: BenchSection {
             report.notes.append("MDK not run (--no-peers).")
         }
 
-        var burrow: [Int: Samples] = [:]
+        var burrow = Side()
         for (size, count) in zip(Self.sizes, rounds) {
-            burrow[size] = try measureBurrow(size: size, rounds: count,
-                                             directory: directory.appendingPathComponent("burrow-n\(size)"))
+            let measured = try measureBurrow(size: size, rounds: count, directory: directory.appendingPathComponent("burrow-n\(size)"))
+            burrow.disk[size] = measured.samples
+            burrow.journal = measured.journal
+            if let tmpfs {
+                burrow.tmpfs[size] = try measureBurrow(size: size, rounds: count, directory: tmpfs.appendingPathComponent("burrow-n\(size)")).samples
+            }
         }
+        burrow.syncs = try DurabilityProbe.countSyncs(
+            executable: CommandLine.arguments[0], arguments: ["--marmot-sync-pass", directory.appendingPathComponent("burrow-syncs").path],
+            timeout: 600)
 
         var table = MarkdownTable(
-            headers: ["operation", "N", "Burrow (ms)", "\(peerName) (ms)", "Burrow ÷ MDK", "goal ≤ \(Self.ratioGoal)"],
-            rightAligned: [1, 2, 3, 4])
-        let rows: [(String, (Samples) -> Double?)] = [
-            ("create a group of N (KeyPackage events verified, group stored)", { $0.median("create") }),
-            ("add-member commit (commit, store pending, merge, store)", { $0.median("add_commit") }),
-            ("process the add commit (another member)", { $0.median("process_commit") }),
-            ("send + receive a chat message (\(Self.messageBytes) B)", { Self.median($0.roundTrips) }),
+            headers: ["operation", "N", "Burrow (ms)", "\(peerName) (ms)", "Burrow ÷ MDK", "goal ≤ \(Self.ratioGoal)",
+                      "Burrow tmpfs (ms)", "MDK tmpfs (ms)", "fsyncs/op Burrow", "fsyncs/op MDK"],
+            rightAligned: [1, 2, 3, 4, 6, 7, 8, 9])
+        let rows: [(String, [String], (Samples) -> Double?)] = [
+            ("create a group of N (KeyPackage events verified, group stored)", ["create"], { $0.median("create") }),
+            ("create, the first in a fresh store and process (cold)", ["create"], { $0.values["create"]?.first }),
+            ("add-member commit (commit, store pending, merge, store)", ["add_commit"], { $0.median("add_commit") }),
+            ("process the add commit (another member)", ["process_commit"], { $0.median("process_commit") }),
+            ("send + receive a chat message (\(Self.messageBytes) B)", ["send", "receive"], { Self.median($0.roundTrips) }),
         ]
         var missed: [String] = []
-        for (label, figure) in rows {
+        for (label, operations, figure) in rows {
             for size in Self.sizes {
-                let ours = burrow[size].flatMap(figure)
-                let theirs = mdk[size].flatMap(figure)
+                let ours = burrow.disk[size].flatMap(figure)
+                let theirs = mdk.disk[size].flatMap(figure)
                 var verdict = "—"
-                if let ours, let theirs, theirs > 0 {
+                if let ours, let theirs, theirs > 0, !label.contains("cold") {
                     let met = ours / theirs <= Self.ratioGoal
                     verdict = met ? "met" : "**not met**"
                     if !met { missed.append("\(label), N = \(size)") }
                 }
                 table.add([size == Self.sizes.first ? label : "", "\(size)", Self.milliseconds(ours), Self.milliseconds(theirs),
-                           Format.ratio(ours, theirs), verdict])
+                           Format.ratio(ours, theirs), verdict,
+                           Self.milliseconds(burrow.tmpfs[size].flatMap(figure)), Self.milliseconds(mdk.tmpfs[size].flatMap(figure)),
+                           size == Self.sizes.first ? Self.syncs(burrow.syncs, operations) : "",
+                           size == Self.sizes.first ? Self.syncs(mdk.syncs, operations) : ""])
             }
         }
         for size in Self.sizes {
             table.add([size == Self.sizes.first ? "create a group of N and gift-wrap its N − 1 Welcomes (Burrow only)" : "", "\(size)",
-                       Self.milliseconds(burrow[size]?.median("create_wrapped")), "—", "—", "—"])
+                       Self.milliseconds(burrow.disk[size]?.median("create_wrapped")), "—", "—", "—",
+                       Self.milliseconds(burrow.tmpfs[size]?.median("create_wrapped")), "—",
+                       size == Self.sizes.first ? Self.syncs(burrow.syncs, ["create_wrapped"]) : "", "—"])
         }
         report.table = table
 
         let roundsText = zip(Self.sizes, rounds).map { "\($1) (N = \($0))" }.joined(separator: ", ")
+        let filesystem = DurabilityProbe.filesystem(of: directory.path)
         report.notes.append(
             "Wall-clock milliseconds per operation, medians over \(roundsText) rounds, each on a fresh group, and "
                 + "\(Self.messagesPerRound) messages per round; MDK ran first, alone, then Burrow. Each side has two members with their "
-                + "own SQLCipher databases on the same disk (MDK: `new_mdk_with_key`; Burrow: `BurrowStore`, WAL with "
-                + "`synchronous = FULL`), and every figure includes that side's durable writes. MDK's figures time only its calls "
+                + "own SQLCipher databases on the same disk (MDK: `new_mdk_with_key`; Burrow: `BurrowStore`), and every figure "
+                + "includes that side's durable writes. The bench directory \(directory.deletingLastPathComponent().path) is on "
+                + "**\(filesystem)**; the tmpfs columns repeat the same rounds with both stores in /dev/shm (no disk: the engines' "
+                + "cost alone)\(tmpfs == nil ? " — not run here, /dev/shm is not tmpfs" : ""). Journal modes: Burrow "
+                + "\(burrow.journal); MDK \(mdk.journal == "wal" ? "WAL (a -wal file stood beside its databases)" : mdk.journal == "rollback" ? "rollback journal (no -wal file beside its databases)" : mdk.journal). "
+                + "MDK's figures time only its calls "
                 + "(`create_group`, `add_members` + `merge_pending_commit`, `process_message`, `create_message`) from Python "
                 + "through UniFFI. Burrow's follow `BurrowNode`'s transactions without relays: KeyPackage events and received "
                 + "group events start as JSON (id and signature verified, as from a relay); every operation loads the group row, "
                 + "decodes it, changes it and stores it back; the add commit is stored pending with its dedup mark and outbox entry, "
-                + "then merged in a second transaction; a received event's group, message and dedup mark commit together.")
+                + "then merged in a second transaction; a received event's group, message and dedup mark commit together. "
+                + "The cold row is each size's first creation, in a store just created (N = 2: also the process's first).")
+        report.notes.append(
+            "fsyncs/op: fsync + fdatasync system calls per operation (send + receive together), counted by `strace -f` over a "
+            + "separate pass of 2 rounds per size in which each timed call is bracketed by a marker write (to file descriptor -1, "
+            + "which fails and does nothing); \(burrow.syncs == nil ? "not counted here (strace not installed). " : "")"
+            + "the timings above ran without strace.")
         report.notes.append(
             "Not gift-wrapped, as MDK returns bare Welcome rumors: the compared creation and the add commit. The last rows add the "
             + "NIP-59 wraps and their outbox rows (one transaction with the group, as the node stores them). Groups stop at 50: "
             + "from about 57 members a one-shot creation's Welcome overflows LocalRelay's 64 KiB event cap, and from about 82 no "
             + "gift wrap can carry it.")
-        if let splits = splitNote(burrow: burrow, mdk: mdk) { report.notes.append(splits) }
-        if !mdk.isEmpty {
+        if let splits = splitNote(burrow: burrow.disk, mdk: mdk.disk) { report.notes.append(splits) }
+        if !mdk.disk.isEmpty {
             report.notes.append(missed.isEmpty
                 ? "Goal (Burrow at most \(Self.ratioGoal)× MDK's time): met everywhere."
                 : "Goal (Burrow at most \(Self.ratioGoal)× MDK's time) **not met** for: " + missed.joined(separator: "; ") + ".")
         }
         return report
+    }
+
+    static func peerArguments(_ dir: URL, rounds: [Int]) -> [String] {
+        ["--dir", dir.path, "--sizes", sizes.map(String.init).joined(separator: ","),
+         "--rounds", rounds.map(String.init).joined(separator: ","),
+         "--messages", String(messagesPerRound), "--message-bytes", String(messageBytes)]
+    }
+
+    static func samples(_ output: [String: Any]) -> [Int: Samples] {
+        var result: [Int: Samples] = [:]
+        for (size, value) in output["sizes"] as? [String: Any] ?? [:] {
+            guard let n = Int(size), let ops = value as? [String: Any] else { continue }
+            var samples = Samples()
+            for (key, list) in ops { samples.values[key] = (list as? [Any] ?? []).compactMap { ($0 as? NSNumber)?.doubleValue } }
+            result[n] = samples
+        }
+        return result
+    }
+
+    static func syncs(_ counts: [String: Double]?, _ operations: [String]) -> String {
+        guard let counts else { return "—" }
+        let values = operations.compactMap { counts[$0] }
+        guard values.count == operations.count else { return "—" }
+        let total = values.reduce(0, +)
+        return total == total.rounded() ? String(Int(total)) : String(format: "%.1f", total)
+    }
+
+    /// The counting pass run under strace (`burrow-bench --marmot-sync-pass DIR`): two rounds
+    /// per size, markers on.
+    static func syncPass(directory: URL) throws {
+        for size in sizes {
+            _ = try MarmotBench().measureBurrow(size: size, rounds: 2, directory: directory.appendingPathComponent("n\(size)"))
+        }
+        try? FileManager.default.removeItem(at: directory)
     }
 
     /// Send and receive apart, per size.
@@ -154,7 +225,7 @@ struct MarmotBench: BenchSection {
 
     // MARK: Burrow
 
-    private func measureBurrow(size: Int, rounds: Int, directory: URL) throws -> Samples {
+    func measureBurrow(size: Int, rounds: Int, directory: URL) throws -> (samples: Samples, journal: String) {
         var rng = SystemRandomNumberGenerator()
         let relays = try Self.relays.map(RelayURL.init)
         let creator = try MarmotBenchParty(home: directory.appendingPathComponent("creator"), using: &rng)
@@ -165,9 +236,11 @@ struct MarmotBench: BenchSection {
         }
         var samples = Samples()
         func timed<T>(_ key: String, _ body: () throws -> T) rethrows -> T {
+            DurabilityProbe.mark("begin " + key)
             let start = Throughput.wallTime()
             let value = try body()
             samples.add(key, (Throughput.wallTime() - start) * 1000)
+            DurabilityProbe.mark("end " + key)
             return value
         }
 
@@ -187,12 +260,14 @@ struct MarmotBench: BenchSection {
                 MarmotProfile.keyPackage(for: newcomerKeys.publicKey, now: now, using: &rng), keys: newcomerKeys, relays: relays,
                 now: now, using: &rng).jsonString
 
-            // The creation with its wraps makes a group of its own; the round goes on in the one without.
-            _ = try timed("create_wrapped") {
-                try creator.createGroup(keyPackageJSON: invitees, relays: relays, wrap: true, now: now, using: &rng)
-            }
+            // The plain creation comes first, so the first round's is the first in the fresh store
+            // (the cold figure); the creation with its wraps makes a group of its own, and the
+            // round goes on in the one without.
             let (group, welcomes) = try timed("create") {
                 try creator.createGroup(keyPackageJSON: invitees, relays: relays, wrap: false, now: now, using: &rng)
+            }
+            _ = try timed("create_wrapped") {
+                try creator.createGroup(keyPackageJSON: invitees, relays: relays, wrap: true, now: now, using: &rng)
             }
             guard welcomes.count == size - 1, let welcome = welcomes.first(where: { $0.recipient == member.publicKey }) else {
                 throw BenchFailure.check("creation made \(welcomes.count) welcomes for \(size - 1) invitees")
@@ -218,7 +293,10 @@ struct MarmotBench: BenchSection {
                   states[0].mls.epochAuthenticator == states[1].mls.epochAuthenticator
             else { throw BenchFailure.check("creator and member disagree after the add (N = \(size))") }
         }
-        return samples
+        let durability = try creator.store.durability()
+        let synchronous = ["OFF", "NORMAL", "FULL", "EXTRA"].indices.contains(durability.synchronous)
+            ? ["OFF", "NORMAL", "FULL", "EXTRA"][durability.synchronous] : "\(durability.synchronous)"
+        return (samples, "\(durability.journalMode.uppercased()) with synchronous = \(synchronous)")
     }
 
     private static func keyPackageEvent(_ bundle: KeyPackageBundle, keys: Keys, relays: [RelayURL], now: Int64,

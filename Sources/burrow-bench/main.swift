@@ -87,6 +87,17 @@ func machineLine() -> String {
     return parts.joined(separator: ", ")
 }
 
+// The Marmot section's fsync-counting pass, run by the section itself under strace.
+if CommandLine.arguments.count == 3, CommandLine.arguments[1] == "--marmot-sync-pass" {
+    do {
+        try MarmotBench.syncPass(directory: URL(fileURLWithPath: CommandLine.arguments[2]))
+        exit(0)
+    } catch {
+        FileHandle.standardError.write(Data("burrow-bench: \(error)\n".utf8))
+        exit(1)
+    }
+}
+
 let options: Options
 switch parseOptions(Array(CommandLine.arguments.dropFirst())) {
 case .success(let parsed): options = parsed

@@ -15,8 +15,13 @@ Only the MDK calls named are inside time.perf_counter(); preparing KeyPackages (
 "factory" instance makes those of invitees who never join), joining and checking results are not.
 Messages are exchanged before the add commit, in the group of N.
 
-Usage: bench_mdk.py --dir DIR --sizes 2,10,50 --rounds 30,20,10 [--messages M] [--message-bytes B]
-Prints one JSON object: {"peer", "version", "sizes": {"N": {"create": [ms...], ...}}}.
+With --markers every timed call is bracketed by a write of "begin NAME" / "end NAME" to file
+descriptor -1 (it fails with EBADF and does nothing), so burrow-bench can count the fsync and
+fdatasync calls of each operation under `strace -f`.
+
+Usage: bench_mdk.py --dir DIR --sizes 2,10,50 --rounds 30,20,10 [--messages M] [--message-bytes B] [--markers]
+Prints one JSON object: {"peer", "version", "journal", "sizes": {"N": {"create": [ms...], ...}}};
+"journal" is "wal" when SQLite left a -wal file beside MDK's databases, else "rollback".
 """
 
 import argparse
@@ -44,10 +49,25 @@ def message_text(index, length):
     return ("bench message %d " % index).ljust(length, "x")
 
 
+MARKERS = False
+JOURNALS = []
+
+
+def mark(text):
+    """A write to fd -1 that strace shows and nothing else sees."""
+    if MARKERS:
+        try:
+            os.write(-1, text.encode())
+        except OSError:
+            pass
+
+
 def timed(samples, name, call):
+    mark("begin " + name)
     start = time.perf_counter()
     value = call()
     samples[name].append((time.perf_counter() - start) * 1000)
+    mark("end " + name)
     return value
 
 
@@ -93,6 +113,8 @@ def run_size(directory, size, rounds, messages, message_bytes):
         result = timed(samples, "process_commit", lambda: member.process_message(update.evolution_event_json))
         if not result.is_commit() or len(member.get_members(gid)) != size + 1:
             raise RuntimeError("the member did not apply the add commit")
+    # While the databases are open: SQLite keeps a -wal file beside one in WAL mode.
+    JOURNALS.append("wal" if os.path.exists(os.path.join(directory, "creator.db-wal")) else "rollback")
     return samples
 
 
@@ -103,7 +125,10 @@ def main():
     parser.add_argument("--rounds", default="30,20,10")
     parser.add_argument("--messages", type=int, default=5)
     parser.add_argument("--message-bytes", type=int, default=100)
+    parser.add_argument("--markers", action="store_true")
     args = parser.parse_args()
+    global MARKERS
+    MARKERS = args.markers
     sizes = [int(s) for s in args.sizes.split(",")]
     rounds = [int(r) for r in args.rounds.split(",")]
     if len(rounds) != len(sizes) or any(s < 2 for s in sizes) or any(r < 1 for r in rounds):
@@ -111,6 +136,7 @@ def main():
     out = {"peer": "mdk", "version": importlib.metadata.version("mdk-python"), "sizes": {}}
     for size, count in zip(sizes, rounds):
         out["sizes"][str(size)] = run_size(os.path.join(args.dir, "n%d" % size), size, count, args.messages, args.message_bytes)
+    out["journal"] = "wal" if "wal" in JOURNALS else "rollback"
     sys.stdout.write(json.dumps(out) + "\n")
     sys.stdout.flush()
     os._exit(0)  # UniFFI teardown at interpreter exit can crash
