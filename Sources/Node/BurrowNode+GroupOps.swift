@@ -30,7 +30,7 @@ extension BurrowNode {
         let (group, welcomes) = try MarmotGroup.create(
             creator: publicKey, name: name, description: description, admins: unique([publicKey] + admins),
             relays: try ours.map(Self.relayURL), invitees: fetched.map(\.keyPackage), now: now, using: &rng)
-        let wraps = try giftWraps(welcomes, invitees: fetched, ours: ours, now: now, using: &rng)
+        let wraps = try giftWraps(welcomes, inbox: Self.inboxes(fetched), ours: ours, now: now, using: &rng)
         var loaded = LoadedGroup(row: StoredGroup(
             mlsGroupID: group.mlsGroupID, nostrGroupID: group.nostrGroupID, state: .active, mlsState: [], createdAt: now,
             lastSelfUpdate: now, syncSince: now), group: group)
@@ -180,16 +180,60 @@ extension BurrowNode {
 
     // MARK: The commit flow
 
+    /// A commit of ours stored pending with its welcomes queued behind it, not published yet.
+    public struct StagedCommit: Sendable {
+        public let mlsGroupID: [UInt8]
+        public let pending: MarmotGroup.PendingCommitEvent
+        /// Where it is to be published.
+        public let relays: [String]
+    }
+
     /// Makes a commit on the stored group, stores it pending with its welcomes, publishes it,
     /// merges it once a relay accepted it (clears it otherwise), then sends the welcomes.
     func commit(_ id: [UInt8], timeout: Duration, invitees: [InviteeKeyPackage] = [], intent: CommitIntent? = nil,
                 _ make: (inout MarmotGroup, Int64, inout SystemRandomNumberGenerator) throws -> MarmotGroup.PendingCommitEvent)
         async throws -> GroupView
     {
+        let staged = try stageCommit(id, inbox: Self.inboxes(invitees), intent: intent, make)
+        Failpoint.commitStored.check()
+        let results: [PublishResult]
+        do { results = try await pool(staged.relays).publish(staged.pending.event, timeout: timeout) } catch {
+            try clearCommit(staged)
+            throw error
+        }
+        guard results.contains(where: \.accepted) else {
+            // Only a refusal from every relay proves no relay holds the commit. A timeout or a
+            // dropped connection may have lost just the OK while a relay stored it and others
+            // apply it: then it stays pending like a commit interrupted by a crash, and the next
+            // sync or catch-up asks the relays whether to merge or clear it.
+            if results.allSatisfy({ $0.error == nil }) { try clearCommit(staged) }
+            throw Self.publishFailure(results, eventID: staged.pending.event.id)
+        }
+        Failpoint.commitPublished.check()
+        let view = try confirmCommit(staged)
+        Failpoint.commitMerged.check()
+        await flushOutbox(timeout: timeout)
+        return view
+    }
+
+    /// The store half of committing, before anything is published: `make` commits on the
+    /// stored group; its welcomes are gift-wrapped (to each invitee's `inbox` relays and ours)
+    /// before anything is stored, then the group with its pending commit, the dedup record, the
+    /// intent and the outbox entries (welcomes behind the commit) commit in one transaction.
+    public func stageCommit(
+        _ id: [UInt8], _ make: (inout MarmotGroup, Int64, inout SystemRandomNumberGenerator) throws -> MarmotGroup.PendingCommitEvent
+    ) throws -> StagedCommit {
+        try stageCommit(id, inbox: [:], intent: nil, make)
+    }
+
+    func stageCommit(
+        _ id: [UInt8], inbox: [PublicKey: [String]], intent: CommitIntent?,
+        _ make: (inout MarmotGroup, Int64, inout SystemRandomNumberGenerator) throws -> MarmotGroup.PendingCommitEvent
+    ) throws -> StagedCommit {
         var rng = SystemRandomNumberGenerator()
         let now = Self.now()
         let ours = try relays()
-        let (pending, urls) = try store.transaction { tx -> (MarmotGroup.PendingCommitEvent, [String]) in
+        return try store.transaction { tx -> StagedCommit in
             var loaded = try loadGroup(mlsGroupID: id, in: tx)
             guard loaded.row.state == .active || loaded.row.state == .leaving else {
                 throw NodeError.invalidInput("the group is \(loaded.row.state.rawValue)")
@@ -199,7 +243,7 @@ extension BurrowNode {
                 throw Self.nodeError(error)
             }
             // Wrapped before anything is stored: a welcome too big for a gift wrap fails here.
-            let wraps = try giftWraps(pending.welcomes, invitees: invitees, ours: ours, now: now, using: &rng)
+            let wraps = try giftWraps(pending.welcomes, inbox: inbox, ours: ours, now: now, using: &rng)
             try loaded.save(tx)
             let urls = relayURLs(for: loaded.group, ours: ours)
             try tx.processedEvents.mark(eventID: pending.event.id.bytes, outcome: "own commit", at: now)
@@ -213,50 +257,45 @@ extension BurrowNode {
                 try tx.outbox.insert(OutboxEntry(eventID: wrap.id.bytes, mlsGroupID: id, purpose: .welcome, json: wrap.jsonString,
                                                  relays: wrapURLs, afterEvent: pending.event.id.bytes, createdAt: now))
             }
-            return (pending, urls)
+            return StagedCommit(mlsGroupID: id, pending: pending, relays: urls)
         }
-        Failpoint.commitStored.check()
-        func clearUnpublished() throws {
-            try store.transaction { tx in
-                var loaded = try loadGroup(mlsGroupID: id, in: tx)
-                loaded.group.clearPendingCommit()
-                try loaded.save(tx)
-                try tx.outbox.setState(eventID: pending.event.id.bytes, .failed)
-                try tx.outbox.failDependents(of: pending.event.id.bytes)
-            }
-        }
-        let results: [PublishResult]
-        do { results = try await pool(urls).publish(pending.event, timeout: timeout) } catch {
-            try clearUnpublished()
-            throw error
-        }
-        guard results.contains(where: \.accepted) else {
-            // Only a refusal from every relay proves no relay holds the commit. A timeout or a
-            // dropped connection may have lost just the OK while a relay stored it and others
-            // apply it: then it stays pending like a commit interrupted by a crash, and the next
-            // sync or catch-up asks the relays whether to merge or clear it.
-            if results.allSatisfy({ $0.error == nil }) { try clearUnpublished() }
-            throw Self.publishFailure(results, eventID: pending.event.id)
-        }
-        Failpoint.commitPublished.check()
-        let view = try store.transaction { tx -> GroupView in
-            var loaded = try loadGroup(mlsGroupID: id, in: tx)
+    }
+
+    /// A relay accepted the staged commit: the group moves to its epoch and the outbox entry is
+    /// sent (its welcomes may go).
+    @discardableResult
+    public func confirmCommit(_ staged: StagedCommit) throws -> GroupView {
+        try store.transaction { tx -> GroupView in
+            var loaded = try loadGroup(mlsGroupID: staged.mlsGroupID, in: tx)
             if loaded.group.mls.pendingCommit != nil {
-                let summary = try loaded.group.mergePendingCommit(published: pending.event)
+                let summary = try loaded.group.mergePendingCommit(published: staged.pending.event)
                 if summary.removedSelf { loaded.row.state = .left }
             }
-            loaded.row.syncSince = max(loaded.row.syncSince, pending.event.createdAt)
+            loaded.row.syncSince = max(loaded.row.syncSince, staged.pending.event.createdAt)
             try loaded.save(tx)
-            try tx.outbox.setState(eventID: pending.event.id.bytes, .sent)
+            try tx.outbox.setState(eventID: staged.pending.event.id.bytes, .sent)
             return loaded.view
         }
-        Failpoint.commitMerged.check()
-        await flushOutbox(timeout: timeout)
-        return view
+    }
+
+    /// Every relay refused the staged commit: it is dropped with its welcomes.
+    func clearCommit(_ staged: StagedCommit) throws {
+        try store.transaction { tx in
+            var loaded = try loadGroup(mlsGroupID: staged.mlsGroupID, in: tx)
+            loaded.group.clearPendingCommit()
+            try loaded.save(tx)
+            try tx.outbox.setState(eventID: staged.pending.event.id.bytes, .failed)
+            try tx.outbox.failDependents(of: staged.pending.event.id.bytes)
+        }
+    }
+
+    /// Each invitee's inbox relays (kind 10050), by key.
+    static func inboxes(_ invitees: [InviteeKeyPackage]) -> [PublicKey: [String]] {
+        Dictionary(invitees.map { ($0.keyPackage.identity, $0.inbox) }, uniquingKeysWith: { first, _ in first })
     }
 
     /// Gift-wraps each welcome rumor to its invitee, for their inbox relays and ours.
-    func giftWraps(_ welcomes: [MarmotGroup.OutgoingWelcome], invitees: [InviteeKeyPackage], ours: [String], now: Int64,
+    func giftWraps(_ welcomes: [MarmotGroup.OutgoingWelcome], inbox: [PublicKey: [String]], ours: [String], now: Int64,
                    using rng: inout SystemRandomNumberGenerator) throws -> [(Event, [String])] {
         return try welcomes.map { welcome in
             let wrap: Event
@@ -268,7 +307,7 @@ extension BurrowNode {
                 }
                 throw error
             }
-            var urls = invitees.first { $0.keyPackage.identity == welcome.recipient }?.inbox ?? []
+            var urls = inbox[welcome.recipient] ?? []
             for url in ours where !urls.contains(url) { urls.append(url) }
             return (wrap, urls)
         }

@@ -10,6 +10,15 @@ public struct SentMessage: Sendable {
     public let messageID: EventID
 }
 
+/// An event of ours stored and queued in the outbox, not published yet: the store half of
+/// sending, for callers that carry it elsewhere (the relays, later the mesh) or measure it.
+public struct StagedMessage: Sendable {
+    public let event: Event
+    public let rumor: Rumor
+    /// Where it is to be published.
+    public let relays: [String]
+}
+
 /// Sending chat and locations; reading messages, locations and leave requests.
 extension BurrowNode {
     /// Sends a kind-9 chat message with plain text (what White Noise and Whistle both show).
@@ -45,6 +54,18 @@ extension BurrowNode {
     /// the stored message, the dedup record and the outbox entry commit together before the
     /// ciphertext leaves; a failed publish stays queued for the next sync.
     func send(_ id: [UInt8], rumor make: (Int64) throws -> Rumor, timeout: Duration) async throws -> SentMessage {
+        let staged = try stageMessage(id, rumor: make)
+        Failpoint.messageStored.check()
+        try await publishAccepted(staged.event, to: staged.relays, timeout: timeout)
+        Failpoint.messagePublished.check()
+        try store.transaction { try $0.outbox.setState(eventID: staged.event.id.bytes, .sent) }
+        return SentMessage(eventID: staged.event.id, messageID: staged.rumor.id)
+    }
+
+    /// The store half of sending: the inner event `make` builds (given the time) is sealed into
+    /// the group, and the advanced ratchet, the message, the dedup record and the outbox entry
+    /// commit in one transaction. Nothing is published.
+    public func stageMessage(_ id: [UInt8], rumor make: (Int64) throws -> Rumor) throws -> StagedMessage {
         var rng = SystemRandomNumberGenerator()
         let now = Self.now()
         let ours = try relays()
@@ -66,11 +87,7 @@ extension BurrowNode {
                                              relays: urls, createdAt: now))
             return (event, rumor, urls)
         }
-        Failpoint.messageStored.check()
-        try await publishAccepted(event, to: urls, timeout: timeout)
-        Failpoint.messagePublished.check()
-        try store.transaction { try $0.outbox.setState(eventID: event.id.bytes, .sent) }
-        return SentMessage(eventID: event.id, messageID: rumor.id)
+        return StagedMessage(event: event, rumor: rumor, relays: urls)
     }
 
     // MARK: Reading

@@ -265,6 +265,14 @@ extension BurrowNode {
         return (changed, [])
     }
 
+    /// Runs kind-445 events (verified, as a relay delivers them) through the pipeline now, with
+    /// no relay: what `sync` does with what it fetched, follow-up commits aside.
+    public func receiveGroupEvents(_ events: [Event]) -> SyncReport {
+        var report = SyncReport()
+        processGroupEvents(events, report: &report)
+        return report
+    }
+
     enum GroupEventResult {
         case done(epochChanged: Bool, nostrGroupIDChanged: [UInt8]?)
         /// Not placeable yet. `beforeJoin`: it predates our welcome, so if no later epoch change

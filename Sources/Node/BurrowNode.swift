@@ -17,7 +17,9 @@ import Synchronization
 public final class BurrowNode: Sendable {
     public let home: URL
     public let keys: Keys
-    let store: BurrowStore
+    /// The encrypted store. SPI for the benchmarks and tests, which read and write groups exactly
+    /// as the node does; programs go through the node.
+    @_spi(StoreAccess) public let store: BurrowStore
     let logger: Logger
     /// Relay connections kept for the length of a command (or of `run`).
     let pools = PoolCache()

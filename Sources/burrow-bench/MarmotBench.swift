@@ -154,10 +154,12 @@ struct MarmotBench: BenchSection {
                 + "\(burrow.journal); MDK \(mdk.journal == "wal" ? "WAL (a -wal file stood beside its databases)" : mdk.journal == "rollback" ? "rollback journal (no -wal file beside its databases)" : mdk.journal). "
                 + "MDK's figures time only its calls "
                 + "(`create_group`, `add_members` + `merge_pending_commit`, `process_message`, `create_message`) from Python "
-                + "through UniFFI. Burrow's follow `BurrowNode`'s transactions without relays: KeyPackage events and received "
-                + "group events start as JSON (id and signature verified, as from a relay); every operation loads the group row, "
-                + "decodes it, changes it and stores it back; the add commit is stored pending with its dedup mark and outbox entry, "
-                + "then merged in a second transaction; a received event's group, message and dedup mark commit together. "
+                + "through UniFFI. Burrow's run the node's own code without relays (`BurrowNode.stageMessage`, `stageCommit` + "
+                + "`confirmCommit`, `receiveGroupEvents`: what `chat`, `group add` and `sync` do before and after publishing): "
+                + "KeyPackage events and received group events start as JSON (id and signature verified, as from a relay); every "
+                + "operation loads the group row, decodes it, changes it and stores it back; the add commit is stored pending with "
+                + "its gift-wrapped welcome, dedup mark and outbox entries, then merged in a second transaction; a received event's "
+                + "group, message and dedup mark commit together. "
                 + "The cold row is each size's first creation, in a store just created (N = 2: also the process's first).")
         report.notes.append(
             "fsyncs/op: fsync + fdatasync system calls per operation (send + receive together), counted by `strace -f` over a "
@@ -165,7 +167,8 @@ struct MarmotBench: BenchSection {
             + "which fails and does nothing); \(burrow.syncs == nil ? "not counted here (strace not installed). " : "")"
             + "the timings above ran without strace.")
         report.notes.append(
-            "Not gift-wrapped, as MDK returns bare Welcome rumors: the compared creation and the add commit. The last rows add the "
+            "Not gift-wrapped, as MDK returns bare Welcome rumors: the compared creation (Burrow's add commit wraps its one welcome, "
+            + "as the node does). The last rows add the "
             + "NIP-59 wraps and their outbox rows (one transaction with the group, as the node stores them). Groups stop at 50: "
             + "from about 57 members a one-shot creation's Welcome overflows LocalRelay's 64 KiB event cap, and from about 82 no "
             + "gift wrap can carry it.")
@@ -278,16 +281,19 @@ struct MarmotBench: BenchSection {
 
             for index in 0..<Self.messagesPerRound {
                 let text = Self.messageText(index)
-                let event = try timed("send") { try creator.sendChat(text, in: id, relays: relays, now: now, using: &rng) }
-                let outcome = try timed("receive") { try member.receive(event.jsonString, now: now) }
-                guard case .application(let inner, _) = outcome, inner.rumor.content == text, inner.sender == creator.publicKey else {
+                let event = try timed("send") { try creator.sendChat(text, in: id) }
+                let report = try timed("receive") { try member.receive(event.jsonString) }
+                guard report.messages == 1, case .message(let message)? = report.updates.first,
+                      message.text == text, message.sender == creator.publicKey.hex else {
                     throw BenchFailure.check("the member did not read the message")
                 }
             }
 
-            let commit = try timed("add_commit") { try creator.addMember(newcomer, to: id, relays: relays, now: now, using: &rng) }
-            let outcome = try timed("process_commit") { try member.receive(commit.jsonString, now: now) }
-            guard case .commit = outcome else { throw BenchFailure.check("the member did not apply the add commit") }
+            let commit = try timed("add_commit") { try creator.addMember(newcomer, to: id, now: now) }
+            let report = try timed("process_commit") { try member.receive(commit.jsonString) }
+            guard report.updates.contains(where: { if case .group = $0 { return true } else { return false } }) else {
+                throw BenchFailure.check("the member did not apply the add commit")
+            }
             let states = try [creator, member].map { party in try party.store.transaction { try LoadedGroup.load(id, $0).group } }
             guard states.allSatisfy({ $0.members.count == size + 1 }), states[0].epoch == states[1].epoch,
                   states[0].mls.epochAuthenticator == states[1].mls.epochAuthenticator

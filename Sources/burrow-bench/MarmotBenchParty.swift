@@ -1,26 +1,28 @@
 import Foundation
 import MLS
 import Marmot
-import Node
+@_spi(StoreAccess) import Node
 import Nostr
 import Store
 
-/// One Burrow user of the Marmot bench: a Nostr identity and its own SQLCipher store, driven
-/// through the public Marmot and Store APIs and the node's own `LoadedGroup`, the way
-/// `BurrowNode` drives them (the node's transactions, rows and order, without its relays): every operation loads the group from the
-/// store, changes it and saves it back in one transaction, as the node does per command or event.
+/// One Burrow user of the Marmot bench: a `BurrowNode` with its own SQLCipher store and no
+/// relays. Sending, committing and receiving go through the node's own store halves
+/// (`stageMessage`, `stageCommit` + `confirmCommit`, `receiveGroupEvents`: the transactions
+/// `chat`, `group add` and `sync` run, without publishing); creating and joining store the group
+/// as the node does.
 final class MarmotBenchParty {
-    let keys: Keys
-    let store: BurrowStore
-    var publicKey: PublicKey { keys.publicKey }
+    let node: BurrowNode
+    var keys: Keys { node.keys }
+    var store: BurrowStore { node.store }
+    var publicKey: PublicKey { node.publicKey }
 
-    /// Creates the store in `home` with the smallest Argon2id memory (opening is not measured).
+    /// Creates the node in `home` with the smallest Argon2id memory (opening is not measured).
     init(home: URL, using rng: inout some RandomNumberGenerator) throws {
-        keys = Keys.generate(using: &rng)
-        store = try BurrowStore.create(home: home, passphrase: rng.randomBytes(32), kdfMemoryMiB: StoreKDFParameters.minimumMemoryMiB)
+        node = try BurrowNode.initialize(home: home, passphrase: rng.randomBytes(32), kdfMemoryMiB: StoreKDFParameters.minimumMemoryMiB,
+                                         importing: nil)
     }
 
-    func close() { store.close() }
+    func close() { node.close() }
 
     // MARK: Creating
 
@@ -58,79 +60,40 @@ final class MarmotBenchParty {
     // MARK: Committing and sending
 
     /// The node's commit flow for an add without its relay round trip: verify the KeyPackage
-    /// event; commit, seal and store the pending commit with its dedup mark and outbox entry in
-    /// one transaction; then (where the node would have the relay's OK) merge and store in a second.
-    /// The Welcome rumor is not gift-wrapped (MDK does not wrap either).
-    func addMember(_ keyPackageJSON: String, to id: [UInt8], relays: [RelayURL], now: Int64,
-                   using rng: inout SystemRandomNumberGenerator) throws -> Event {
+    /// event; `stageCommit` (commit, gift-wrapped welcome, pending group, dedup mark and outbox
+    /// entries in one transaction); then, where the node would have the relay's OK,
+    /// `confirmCommit` (merge and store in a second).
+    func addMember(_ keyPackageJSON: String, to id: [UInt8], now: Int64) throws -> Event {
         let invitee = try KeyPackageEvent.verify(UnverifiedEvent(json: keyPackageJSON).verified(), now: now)
-        let pending = try store.transaction { tx -> MarmotGroup.PendingCommitEvent in
-            var record = try LoadedGroup.load(id, tx)
-            let pending = try record.group.addMembers([invitee], committer: publicKey, now: now, using: &rng)
-            try record.save(tx)
-            try tx.processedEvents.mark(eventID: pending.event.id.bytes, outcome: "own commit", at: now)
-            try tx.outbox.insert(OutboxEntry(eventID: pending.event.id.bytes, mlsGroupID: id, purpose: .commit,
-                                             json: pending.event.jsonString, relays: relays.map(\.string), createdAt: now))
-            return pending
+        let publicKey = self.publicKey
+        let staged = try node.stageCommit(id) { group, now, rng in
+            try group.addMembers([invitee], committer: publicKey, now: now, using: &rng)
         }
-        guard pending.welcomes.count == 1 else { throw BenchFailure.check("the add commit made \(pending.welcomes.count) welcomes") }
-        try store.transaction { tx in
-            var record = try LoadedGroup.load(id, tx)
-            try record.group.mergePendingCommit(published: pending.event)
-            record.row.syncSince = max(record.row.syncSince, pending.event.createdAt)
-            try record.save(tx)
-            try tx.outbox.setState(eventID: pending.event.id.bytes, .sent)
+        guard staged.pending.welcomes.count == 1 else {
+            throw BenchFailure.check("the add commit made \(staged.pending.welcomes.count) welcomes")
         }
-        return pending.event
+        try node.confirmCommit(staged)
+        return staged.pending.event
     }
 
-    /// The node's `send` without publishing: seal a kind-9 chat; the advanced ratchet, the
-    /// message, the dedup mark and the outbox entry commit together.
-    func sendChat(_ text: String, in id: [UInt8], relays: [RelayURL], now: Int64,
-                  using rng: inout SystemRandomNumberGenerator) throws -> Event {
-        try store.transaction { tx -> Event in
-            var record = try LoadedGroup.load(id, tx)
-            let rumor = try InnerEvent.chat(text, author: publicKey, createdAt: now)
-            let epoch = record.group.epoch
-            let event = try record.group.seal(rumor, now: now, using: &rng)
-            try record.save(tx)
-            try tx.messages.insert(StoredMessage(
-                mlsGroupID: id, id: rumor.id.bytes, eventID: event.id.bytes, sender: publicKey.bytes, kind: rumor.kind,
-                createdAt: rumor.createdAt, content: rumor.content, rumorJSON: rumor.jsonString, epoch: Int64(epoch), receivedAt: now))
-            try tx.processedEvents.mark(eventID: event.id.bytes, outcome: "own message", at: now)
-            try tx.outbox.insert(OutboxEntry(eventID: event.id.bytes, mlsGroupID: id, purpose: .message, json: event.jsonString,
-                                             relays: relays.map(\.string), createdAt: now))
-            return event
-        }
+    /// The node's `chat` without publishing (`stageMessage`): seal a kind-9 chat; the advanced
+    /// ratchet, the message, the dedup mark and the outbox entry commit together.
+    func sendChat(_ text: String, in id: [UInt8]) throws -> Event {
+        let author = publicKey
+        return try node.stageMessage(id) { try InnerEvent.chat(text, author: author, createdAt: $0) }.event
     }
 
     // MARK: Receiving
 
     /// The node's pipeline for one kind-445 event as a relay delivers it (JSON): id and
-    /// signature, then in one transaction the dedup check, envelope validation, the group found
-    /// by `h`, decryption, MLS processing (the inner event verified against its sender), the
-    /// stored message, the saved group and the dedup mark.
-    func receive(_ json: String, now: Int64) throws -> GroupEventOutcome {
-        let event = try UnverifiedEvent(json: json).verified()
-        return try store.transaction { tx -> GroupEventOutcome in
-            guard try !tx.processedEvents.contains(eventID: event.id.bytes) else { throw BenchFailure.check("event already processed") }
-            let validated = try GroupEvent.validate(event, now: now)
-            guard let row = try tx.groups.find(nostrGroupID: validated.nostrGroupID).first(where: { $0.state != .declined }) else {
-                throw BenchFailure.check("no group for the event's h tag")
-            }
-            var record = try LoadedGroup(row, tx: tx)
-            let outcome = try record.group.process(record.group.decrypt(validated))
-            if case .application(let inner, let epoch) = outcome {
-                try tx.messages.insert(StoredMessage(
-                    mlsGroupID: row.mlsGroupID, id: inner.rumor.id.bytes, eventID: event.id.bytes, sender: inner.sender.bytes,
-                    kind: inner.rumor.kind, createdAt: inner.rumor.createdAt, content: inner.rumor.content,
-                    rumorJSON: inner.rumor.jsonString, epoch: Int64(epoch), receivedAt: now))
-            }
-            record.row.syncSince = max(record.row.syncSince, event.createdAt)
-            try record.save(tx)
-            try tx.processedEvents.mark(eventID: event.id.bytes, outcome: "processed", at: now)
-            return outcome
+    /// signature, then `receiveGroupEvents` (dedup, envelope, the group found by `h`,
+    /// decryption, MLS, the message, the group and the dedup mark in one transaction).
+    func receive(_ json: String) throws -> SyncReport {
+        let report = node.receiveGroupEvents([try UnverifiedEvent(json: json).verified()])
+        guard report.errors.isEmpty, report.processed == 1 else {
+            throw BenchFailure.check("the event was not processed: \(report.errors.map(\.reason))")
         }
+        return report
     }
 }
 

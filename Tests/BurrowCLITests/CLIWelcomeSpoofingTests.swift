@@ -3,7 +3,7 @@ import Marmot
 import Nostr
 import TestSupport
 import XCTest
-@testable import Node
+@_spi(StoreAccess) @testable import Node
 
 /// Welcome spoofing (issue 11, findings 3 and 4) through the real program: Mallory, who is in
 /// no group, gift-wraps welcomes to Bob — one into a group reusing Family's nostr_group_id,

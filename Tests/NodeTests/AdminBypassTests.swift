@@ -5,7 +5,7 @@ import Nostr
 import Store
 import TestSupport
 import XCTest
-@testable import Node
+@_spi(StoreAccess) @testable import Node
 
 /// The review's admin bypasses and welcome spoofing (issue 11), played through nodes on a
 /// relay: each attack is refused by the pipeline with a reason, and the real group goes on.

@@ -1,6 +1,6 @@
 import Foundation
 import XCTest
-@testable import Node
+@_spi(StoreAccess) @testable import Node
 import TestSupport
 
 /// The control channel's frames and messages, without sockets.

@@ -2,7 +2,7 @@ import Foundation
 import Logging
 import Store
 import XCTest
-@testable import Node
+@_spi(StoreAccess) @testable import Node
 
 /// The control socket end to end: a real `ControlServer` on `<home>/burrow.sock`, real
 /// `ControlClient`s, and raw sockets for what a well-behaved client never sends.

@@ -1,7 +1,7 @@
 import Foundation
 import Logging
 import XCTest
-@testable import Node
+@_spi(StoreAccess) @testable import Node
 
 /// A fresh short home (`/tmp/bw-XXXXXX`, mode 0700): Unix socket paths are limited to 103 bytes.
 func makeShortHome() throws -> URL {

@@ -5,7 +5,7 @@ import Nostr
 import Store
 import TestSupport
 import XCTest
-@testable import Node
+@_spi(StoreAccess) @testable import Node
 
 /// `GroupPipeline` without a store or a relay: events made by real Marmot groups, decisions
 /// checked one by one, hostile input included.

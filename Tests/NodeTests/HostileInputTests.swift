@@ -5,7 +5,7 @@ import Nostr
 import Store
 import TestSupport
 import XCTest
-@testable import Node
+@_spi(StoreAccess) @testable import Node
 
 /// Each class of hostile input reaching the node's pipeline is refused with a reason in
 /// `sync`'s errors and changes no state: the group's MLS state and snapshots, the stored

@@ -1,6 +1,6 @@
 import Marmot
 import XCTest
-@testable import Node
+@_spi(StoreAccess) @testable import Node
 
 final class LocationMapTests: XCTestCase {
     func location(_ name: String?, _ lat: Double, _ lon: Double, acc: Double, stale: Bool = false) throws -> LocationView {

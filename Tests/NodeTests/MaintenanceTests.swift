@@ -1,7 +1,7 @@
 import Foundation
 import TestSupport
 import XCTest
-@testable import Node
+@_spi(StoreAccess) @testable import Node
 
 /// `burrow run`'s periodic upkeep.
 final class MaintenanceTests: NodeRelayTestCase {
