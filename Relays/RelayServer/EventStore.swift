@@ -20,6 +20,8 @@ enum SaveOutcome: Equatable {
 ///
 /// All database work runs on one serial queue, off Swift's cooperative pool, so a slow disk
 /// never stalls the server's tasks. `close()` waits for queued work and closes the file.
+///
+/// `@unchecked Sendable`: the connection is used only on that queue.
 final class EventStore: @unchecked Sendable {
     static let schemaVersion: Int64 = 1
     static let fileName = "relay.sqlite"

@@ -36,6 +36,8 @@ struct TokenBucket: Sendable {
 /// Token buckets keyed by something (an author's public key) and shared by every connection.
 /// Full buckets are forgotten when the table grows, so memory stays bounded by the number of
 /// keys that were active within about a minute.
+///
+/// `@unchecked Sendable`: the table is touched only under `lock`.
 final class KeyedRateLimiter<Key: Hashable>: @unchecked Sendable {
     private let perMinute: Int
     private let lock = NSLock()

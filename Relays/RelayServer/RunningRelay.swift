@@ -207,6 +207,7 @@ private struct Purger: Service {
 }
 
 /// Resolves once: the bound port, or why the server never listened.
+/// `@unchecked Sendable`: every field is touched only under `lock`.
 private final class BindSignal: @unchecked Sendable {
     private let lock = NSLock()
     private var result: Result<Int, Error>?
@@ -238,6 +239,7 @@ private final class BindSignal: @unchecked Sendable {
 }
 
 /// A value set once after start (the relay's own URLs) and read by every connection.
+/// `@unchecked Sendable`: the value is touched only under `lock`.
 final class LockedValue<T: Sendable>: @unchecked Sendable {
     private let lock = NSLock()
     private var value: T

@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import Synchronization
 
 /// What a command produced: the JSON fields after `"ok": true`, and the text for people.
 struct CommandOutput {
@@ -49,21 +50,15 @@ extension BurrowCommand {
 
 /// Where a command's output goes: stdout/stderr, or a buffer when `burrow run` executes a
 /// forwarded command and sends the text back over the control socket.
-final class OutputBuffer: @unchecked Sendable {
-    private let lock = NSLock()
-    private var out = ""
-    private var err = ""
+final class OutputBuffer: Sendable {
+    private let text = Mutex((out: "", err: ""))
 
-    func append(_ text: String, error: Bool) {
-        lock.lock()
-        defer { lock.unlock() }
-        if error { err += text } else { out += text }
+    func append(_ line: String, error: Bool) {
+        text.withLock { if error { $0.err += line } else { $0.out += line } }
     }
 
     var contents: (stdout: String, stderr: String) {
-        lock.lock()
-        defer { lock.unlock() }
-        return (out, err)
+        text.withLock { ($0.out, $0.err) }
     }
 }
 

@@ -11,6 +11,8 @@ import Nostr
 /// Templates are genuine epoch-1 traffic, each made from a fresh copy of its sender: chat and
 /// location messages, proposals (SelfRemove, Remove, Add, GroupContextExtensions) and commits
 /// (self-updates, add, remove, rename). Unmodified, every one of them is accepted by Bob.
+///
+/// `@unchecked Sendable`: built once and never mutated after (libFuzzer runs one input at a time).
 public final class GroupEventFixture: @unchecked Sendable {
     public struct Sender {
         public let leaf: LeafIndex

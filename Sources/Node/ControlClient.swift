@@ -58,6 +58,7 @@ public enum ControlClient {
 
 /// Reads the one response frame of a control connection and completes `answer` exactly once:
 /// with the response, or with why there is none.
+/// `@unchecked Sendable`: NIO calls it only on its channel's event loop.
 final class ControlResponseHandler: ChannelInboundHandler, @unchecked Sendable {
     typealias InboundIn = ByteBuffer
 

@@ -2,6 +2,7 @@ import Foundation
 import Logging
 import NIOCore
 import NIOPosix
+import Synchronization
 
 /// The running node's end of the control channel: a Unix socket at `<home>/burrow.sock`
 /// through which other `burrow` commands hand their work to the process that owns the home.
@@ -117,32 +118,30 @@ public final class ControlServer: Sendable {
 }
 
 /// The open connections of a server, so `close` can end those still sending or reading.
-final class ControlConnections: @unchecked Sendable {
-    private let lock = NSLock()
-    private var open: [ObjectIdentifier: Channel] = [:]
-    private var closed = false
+final class ControlConnections: Sendable {
+    private let state = Mutex((open: [ObjectIdentifier: Channel](), closed: false))
 
     /// Tracks `channel` until it closes; false once the server is closing.
     func add(_ channel: Channel) -> Bool {
         let key = ObjectIdentifier(channel)
-        let added: Bool = lock.withLock {
-            guard !closed else { return false }
-            open[key] = channel
+        let added: Bool = state.withLock {
+            guard !$0.closed else { return false }
+            $0.open[key] = channel
             return true
         }
         if added {
             channel.closeFuture.whenComplete { [self] _ in
-                lock.withLock { _ = open.removeValue(forKey: key) }
+                state.withLock { _ = $0.open.removeValue(forKey: key) }
             }
         }
         return added
     }
 
     func closeAll() -> [Channel] {
-        lock.withLock {
-            closed = true
-            defer { open.removeAll() }
-            return Array(open.values)
+        state.withLock { state in
+            state.closed = true
+            defer { state.open.removeAll() }
+            return Array(state.open.values)
         }
     }
 }

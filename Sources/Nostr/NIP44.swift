@@ -15,6 +15,7 @@ public enum NIP44 {
     /// The long-lived symmetric key of a pair of Nostr keys (HKDF-extract of the ECDH x
     /// coordinate with salt "nip44-v2"). Held in a zeroed-on-release buffer; equality is
     /// constant time.
+    /// `@unchecked Sendable`: the buffer is written in `init`, only read after, zeroed in `deinit`.
     public final class ConversationKey: @unchecked Sendable, Equatable {
         private let storage: UnsafeMutablePointer<UInt8>
 

@@ -4,6 +4,7 @@ import CSecp256k1
 ///
 /// libsecp256k1 allows concurrent use of a context by every function except
 /// `secp256k1_context_randomize`/`destroy`, which only run here, before publication.
+/// `@unchecked Sendable`: for the reason above (the library's own thread-safety contract).
 final class Secp256k1Context: @unchecked Sendable {
     static let shared = Secp256k1Context()
 

@@ -6,6 +6,8 @@ import CSodium
 /// A class so the bytes live in one buffer we control: zeroed in `deinit`, never printed
 /// (`description` is redacted), compared only in constant time. The libsecp256k1 keypair is
 /// cached so signing does not repeat the point multiplication.
+/// `@unchecked Sendable`: the buffer and keypair are written in `init` and only read after,
+/// until `deinit` zeroes them (no other reference can exist then).
 public final class SecretKey: @unchecked Sendable {
     /// 32 secret bytes followed by the 96-byte `secp256k1_keypair`; both zeroed on release.
     private let storage: UnsafeMutableRawPointer

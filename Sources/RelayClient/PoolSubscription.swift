@@ -5,6 +5,9 @@ import Nostr
 /// drops events another relay already delivered (by id), and reports EOSE per relay and
 /// once overall (when every relay has sent EOSE, closed, failed, or timed out). The stream
 /// ends when every relay has closed the subscription.
+///
+/// `@unchecked Sendable`: every mutable field is touched only under `lock` (the stream's
+/// continuation is finished outside it, see `finish`).
 final class PoolSubscription: SessionSink, @unchecked Sendable {
     let id: String
     let filters: [Filter]

@@ -1,6 +1,7 @@
 import Foundation
 import Logging
 import Nostr
+import Synchronization
 
 /// Burrow's view of several relays at once: publish to all, fetch from all (paginated,
 /// merged, deduplicated), and live subscriptions that survive disconnects.
@@ -221,78 +222,78 @@ public final class RelayPool: Sendable {
 }
 
 /// The pool's live subscriptions, and whether the pool is closed.
-private final class SubscriptionRegistry: @unchecked Sendable {
-    private let lock = NSLock()
-    private var subscriptions: [String: PoolSubscription] = [:]
-    private var closed = false
+private final class SubscriptionRegistry: Sendable {
+    private let state = Mutex((subscriptions: [String: PoolSubscription](), closed: false))
 
-    var isClosed: Bool { lock.withLock { closed } }
+    var isClosed: Bool { state.withLock { $0.closed } }
 
     func add(_ subscription: PoolSubscription) -> Bool {
-        lock.withLock {
-            guard !closed else { return false }
-            subscriptions[subscription.id] = subscription
+        state.withLock {
+            guard !$0.closed else { return false }
+            $0.subscriptions[subscription.id] = subscription
             return true
         }
     }
 
     func remove(_ id: String) -> PoolSubscription? {
-        lock.withLock { subscriptions.removeValue(forKey: id) }
+        state.withLock { $0.subscriptions.removeValue(forKey: id) }
     }
 
     func closeAll() -> [PoolSubscription] {
-        lock.withLock {
-            closed = true
-            defer { subscriptions.removeAll() }
-            return Array(subscriptions.values)
+        state.withLock { state in
+            state.closed = true
+            defer { state.subscriptions.removeAll() }
+            return Array(state.subscriptions.values)
         }
     }
 }
 
 /// A fact that becomes true once, read from concurrent tasks.
-private final class Flag: @unchecked Sendable {
-    private let lock = NSLock()
-    private var value = false
+private final class Flag: Sendable {
+    private let value = Mutex(false)
 
-    var isSet: Bool { lock.withLock { value } }
-    func set() { lock.withLock { value = true } }
+    var isSet: Bool { value.withLock { $0 } }
+    func set() { value.withLock { $0 = true } }
 }
 
 /// Merges the pages of every relay of one fetch: each event once, failures per relay.
-private final class FetchMerger: @unchecked Sendable {
-    private let lock = NSLock()
-    private var events: [EventID: Event] = [:]
-    private var errors: [RelayFailure] = []
-    private var completed: [String] = []
-    private var answered = false
+private final class FetchMerger: Sendable {
+    private struct State {
+        var events: [EventID: Event] = [:]
+        var errors: [RelayFailure] = []
+        var completed: [String] = []
+        var answered = false
+    }
 
-    var anyPageAnswered: Bool { lock.withLock { answered } }
-    var anyCompleted: Bool { lock.withLock { !completed.isEmpty } }
+    private let state = Mutex(State())
+
+    var anyPageAnswered: Bool { state.withLock { $0.answered } }
+    var anyCompleted: Bool { state.withLock { !$0.completed.isEmpty } }
 
     func pageAnswered() {
-        lock.withLock { answered = true }
+        state.withLock { $0.answered = true }
     }
 
     func add(_ batch: [Event], from url: String) {
-        lock.withLock {
-            for event in batch where events[event.id] == nil { events[event.id] = event }
+        state.withLock { state in
+            for event in batch where state.events[event.id] == nil { state.events[event.id] = event }
         }
     }
 
     func fail(_ url: String, _ error: RelayClientError) {
-        lock.withLock { errors.append(RelayFailure(url: url, error: error)) }
+        state.withLock { $0.errors.append(RelayFailure(url: url, error: error)) }
     }
 
     func completed(_ url: String) {
-        lock.withLock { completed.append(url) }
+        state.withLock { $0.completed.append(url) }
     }
 
     func result() -> FetchResult {
-        lock.withLock {
-            let sorted = events.values.sorted {
+        state.withLock { state in
+            let sorted = state.events.values.sorted {
                 $0.createdAt != $1.createdAt ? $0.createdAt > $1.createdAt : $0.id < $1.id
             }
-            return FetchResult(events: sorted, errors: errors, completedRelays: completed)
+            return FetchResult(events: sorted, errors: state.errors, completedRelays: state.completed)
         }
     }
 }

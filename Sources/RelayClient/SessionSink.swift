@@ -1,5 +1,6 @@
 import Foundation
 import Nostr
+import Synchronization
 
 /// What a relay session tells the owner of one of its subscriptions.
 enum SessionSignal: Sendable {
@@ -26,23 +27,26 @@ protocol SessionSink: AnyObject, Sendable {
 }
 
 /// Collects one page of a fetch: events until EOSE, or the reason there was no EOSE.
-final class PageCollector: SessionSink, @unchecked Sendable {
-    private let lock = NSLock()
-    private var events: [Event] = []
-    private var problems: [RelayClientError] = []
-    private var progress = 0
+final class PageCollector: SessionSink, Sendable {
+    private struct State {
+        var events: [Event] = []
+        var problems: [RelayClientError] = []
+        var progress = 0
+    }
+
+    private let state = Mutex(State())
     private let end = OneShot<Void>()
 
     func receive(_ signal: SessionSignal, from relay: RelayURL) {
         switch signal {
         case .event(let event):
-            lock.withLock { events.append(event); progress += 1 }
+            state.withLock { $0.events.append(event); $0.progress += 1 }
         case .eose:
             end.succeed(())
         case .closed(let message):
             end.fail(RelayClientError.rejected(message.isEmpty ? "subscription closed" : message))
         case .error(let error):
-            lock.withLock { problems.append(error); progress += 1 }
+            state.withLock { $0.problems.append(error); $0.progress += 1 }
         case .connectionLost(let error):
             end.fail(error)
         case .notice, .reconnected:
@@ -59,13 +63,13 @@ final class PageCollector: SessionSink, @unchecked Sendable {
                 try await end.value(timeout: idleTimeout, waitingFor: "EOSE")
                 break
             } catch RelayClientError.timeout(let what) {
-                let now = lock.withLock { progress }
+                let now = state.withLock { $0.progress }
                 if now == lastProgress { throw RelayClientError.timeout(what) }
                 lastProgress = now
             }
         }
-        return lock.withLock { (events, problems) }
+        return state.withLock { ($0.events, $0.problems) }
     }
 
-    var collectedProblems: [RelayClientError] { lock.withLock { problems } }
+    var collectedProblems: [RelayClientError] { state.withLock { $0.problems } }
 }

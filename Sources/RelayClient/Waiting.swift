@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 
 /// Runs `operation` and gives up with `RelayClientError.timeout(what)` after `timeout`.
 /// The operation is cancelled when the time is up, so it must honour cancellation.
@@ -22,44 +23,47 @@ func withTimeout<T: Sendable>(
 
 /// A value that arrives once (an OK, an EOSE, a connection result) and that any number of
 /// tasks can await, each with its own timeout. Completing twice keeps the first result.
-final class OneShot<Value: Sendable>: @unchecked Sendable {
-    private let lock = NSLock()
-    private var result: Result<Value, Error>?
-    private var waiters: [Int: CheckedContinuation<Value, Error>] = [:]
-    private var nextWaiter = 0
+final class OneShot<Value: Sendable>: Sendable {
+    private struct State {
+        var result: Result<Value, Error>?
+        var waiters: [Int: CheckedContinuation<Value, Error>] = [:]
+        var nextWaiter = 0
+    }
+
+    private let state = Mutex(State())
 
     init() {}
 
-    var isCompleted: Bool { lock.withLock { result != nil } }
+    var isCompleted: Bool { state.withLock { $0.result != nil } }
 
     func succeed(_ value: Value) { complete(.success(value)) }
     func fail(_ error: Error) { complete(.failure(error)) }
 
     func complete(_ outcome: Result<Value, Error>) {
-        let toResume: [CheckedContinuation<Value, Error>] = lock.withLock {
-            guard result == nil else { return [] }
-            result = outcome
-            defer { waiters.removeAll() }
-            return Array(waiters.values)
+        let toResume: [CheckedContinuation<Value, Error>] = state.withLock { state in
+            guard state.result == nil else { return [] }
+            state.result = outcome
+            defer { state.waiters.removeAll() }
+            return Array(state.waiters.values)
         }
         for waiter in toResume { waiter.resume(with: outcome) }
     }
 
     /// Waits for the value (cancellable).
     func value() async throws -> Value {
-        let id: Int = lock.withLock { nextWaiter += 1; return nextWaiter }
+        let id: Int = state.withLock { $0.nextWaiter += 1; return $0.nextWaiter }
         return try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Value, Error>) in
-                let ready: Result<Value, Error>? = lock.withLock {
-                    if let result { return result }
+                let ready: Result<Value, Error>? = state.withLock { state in
+                    if let result = state.result { return result }
                     if Task.isCancelled { return .failure(CancellationError()) }
-                    waiters[id] = continuation
+                    state.waiters[id] = continuation
                     return nil
                 }
                 if let ready { continuation.resume(with: ready) }
             }
         } onCancel: {
-            let waiter = lock.withLock { waiters.removeValue(forKey: id) }
+            let waiter = state.withLock { $0.waiters.removeValue(forKey: id) }
             waiter?.resume(throwing: CancellationError())
         }
     }

@@ -7,6 +7,7 @@ import Foundation
 /// Every state change goes through `transaction`, which is `BEGIN IMMEDIATE … COMMIT` and rolls
 /// back when its body throws. All use is serialized on an internal lock, so a store may be
 /// shared between threads; a transaction must not be started inside another.
+/// `@unchecked Sendable`: the connection and transaction flag are only touched under `mutex`.
 public final class BurrowStore: @unchecked Sendable {
     /// The home directory this store owns.
     public let home: URL

@@ -75,6 +75,7 @@ enum PythonBench {
         return object
     }
 
+    /// `@unchecked Sendable`: every field is touched only under `lock`.
     private final class Collected: @unchecked Sendable {
         private let lock = NSLock()
         private var out = Data()

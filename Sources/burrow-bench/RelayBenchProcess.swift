@@ -3,6 +3,7 @@ import Foundation
 /// A relay under load, in its own process on 127.0.0.1: started, watched (peak memory,
 /// still alive) and always stopped. The relay prints one line with its `ws://` URL when it
 /// accepts connections; everything it writes after that is drained and kept for a report.
+/// `@unchecked Sendable`: the process handle is set in `init`; its output is behind `Output`'s lock.
 final class RelayBenchProcess: @unchecked Sendable {
     enum Failure: Error, CustomStringConvertible {
         case missing(String)
@@ -115,6 +116,7 @@ final class RelayBenchProcess: @unchecked Sendable {
         }
     }
 
+    /// `@unchecked Sendable`: every field is touched only under `lock`.
     private final class Output: @unchecked Sendable {
         private let lock = NSLock()
         private var out = Data()

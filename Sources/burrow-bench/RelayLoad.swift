@@ -124,6 +124,7 @@ extension Duration {
 }
 
 /// Everything the clients saw, shared between their tasks.
+/// `@unchecked Sendable`: every field is touched only under `lock`.
 private final class Ledger: @unchecked Sendable {
     private let lock = NSLock()
     private let subscribers: Int

@@ -138,6 +138,7 @@ func runBlocking<T: Sendable>(_ body: @escaping @Sendable () async throws -> T) 
 }
 
 /// The result handed from the detached task to the waiting thread (the semaphore orders them).
+/// `@unchecked Sendable`: written once before the semaphore is signalled, read after the wait.
 private final class ResultBox<T>: @unchecked Sendable {
     var result: Result<T, Error>?
 }

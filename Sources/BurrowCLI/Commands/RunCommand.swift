@@ -80,6 +80,7 @@ struct RunCommand: AsyncRunnable {
 }
 
 /// Calls `handler` once for the first of `signals` (which are then ignored by default handling).
+/// `@unchecked Sendable`: `sources` is filled in `init` and only cancelled by `stop` after.
 final class SignalWatcher: @unchecked Sendable {
     private var sources: [DispatchSourceSignal] = []
 
