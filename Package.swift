@@ -3,7 +3,6 @@
 // protocol cores (Nostr, MLS) are sans-I/O; RelayClient and Store are the I/O edges; Node wires them.
 import PackageDescription
 
-let swift5: [SwiftSetting] = [.swiftLanguageMode(.v5)]
 /// Swift 6 language mode: data-race safety checked by the compiler.
 let swift6: [SwiftSetting] = [.swiftLanguageMode(.v6)]
 
@@ -145,23 +144,23 @@ let package = Package(
         ),
 
         // Tests. TestSupport locates fixtures and starts third-party peers for the suites.
-        .target(name: "TestSupport", dependencies: ["Nostr", "MLS", "Marmot"], path: "Tests/TestSupport", swiftSettings: swift5),
-        .testTarget(name: "NostrTests", dependencies: ["TestSupport", "Nostr"], swiftSettings: swift5),
-        .testTarget(name: "MLSTests", dependencies: ["TestSupport", "MLS"], swiftSettings: swift5),
-        .testTarget(name: "MarmotTests", dependencies: ["TestSupport", "Marmot", "MLS", "Nostr"], swiftSettings: swift5),
-        .testTarget(name: "RelayClientTests", dependencies: ["TestSupport", "RelayClient", "Nostr"], swiftSettings: swift5),
-        .testTarget(name: "StoreTests", dependencies: ["TestSupport", "Store"], swiftSettings: swift5),
+        .target(name: "TestSupport", dependencies: ["Nostr", "MLS", "Marmot"], path: "Tests/TestSupport", swiftSettings: swift6),
+        .testTarget(name: "NostrTests", dependencies: ["TestSupport", "Nostr"], swiftSettings: swift6),
+        .testTarget(name: "MLSTests", dependencies: ["TestSupport", "MLS"], swiftSettings: swift6),
+        .testTarget(name: "MarmotTests", dependencies: ["TestSupport", "Marmot", "MLS", "Nostr"], swiftSettings: swift6),
+        .testTarget(name: "RelayClientTests", dependencies: ["TestSupport", "RelayClient", "Nostr"], swiftSettings: swift6),
+        .testTarget(name: "StoreTests", dependencies: ["TestSupport", "Store"], swiftSettings: swift6),
         .testTarget(
             name: "NodeTests",
             dependencies: ["TestSupport", "Node", "Store", "Marmot", "MLS", "Nostr", .product(name: "Logging", package: "swift-log")],
-            swiftSettings: swift5
+            swiftSettings: swift6
         ),
-        .executableTarget(name: "StoreProbe", dependencies: ["Store"], path: "Tests/StoreProbe", swiftSettings: swift5),
-        .testTarget(name: "ConformanceTests", dependencies: ["TestSupport", "Conformance", "Nostr", "MLS"], swiftSettings: swift5),
+        .executableTarget(name: "StoreProbe", dependencies: ["Store"], path: "Tests/StoreProbe", swiftSettings: swift6),
+        .testTarget(name: "ConformanceTests", dependencies: ["TestSupport", "Conformance", "Nostr", "MLS"], swiftSettings: swift6),
         .testTarget(
             name: "InteropTests",
             dependencies: ["TestSupport", "Nostr", "RelayClient", "Node", "RelayServer"],
-            swiftSettings: swift5
+            swiftSettings: swift6
         ),
         .testTarget(
             name: "RelayServerTests",
@@ -170,9 +169,9 @@ let package = Package(
                 .product(name: "HummingbirdWSClient", package: "hummingbird-websocket"),
             ],
             path: "Tests/RelayServerTests",
-            swiftSettings: swift5
+            swiftSettings: swift6
         ),
-        .testTarget(name: "BurrowCLITests", dependencies: ["TestSupport", "Nostr", "Marmot", "Node"], swiftSettings: swift5),
-        .testTarget(name: "FuzzSmokeTests", dependencies: ["TestSupport", "FuzzTargets", "MLS", "Marmot", "Nostr"], swiftSettings: swift5),
+        .testTarget(name: "BurrowCLITests", dependencies: ["TestSupport", "Nostr", "Marmot", "Node"], swiftSettings: swift6),
+        .testTarget(name: "FuzzSmokeTests", dependencies: ["TestSupport", "FuzzTargets", "MLS", "Marmot", "Nostr"], swiftSettings: swift6),
     ]
 )

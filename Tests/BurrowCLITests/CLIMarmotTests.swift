@@ -4,7 +4,9 @@ import XCTest
 
 /// The Marmot commands of docs/cli.md through the real program: three Burrow homes in one
 /// family group over rust-nostr's LocalRelay on 127.0.0.1.
-final class CLIMarmotTests: XCTestCase {
+/// `@unchecked Sendable`: XCTest runs one test method at a time on an instance; its stored
+/// properties are set in setUp and only read while a test's tasks run.
+final class CLIMarmotTests: XCTestCase, @unchecked Sendable {
     var root: URL!
     var passFile: URL!
     var relay: RelayProcess!

@@ -56,7 +56,7 @@ final class CredentialSuccessionTests: XCTestCase {
                             signatureKey: signer.publicKey.bytes, credential: .basic(identity: GroupTestSupport.identity(0)),
                             capabilities: current.capabilities, source: .update)
         try leaf.sign(with: signer, suite: mallory.cipherSuite, position: TreePosition(groupID: mallory.groupID, leafIndex: 2))
-        var secrets = mallory.state.messageSecrets
+        let secrets = mallory.state.messageSecrets
         let content = try secrets.sign(.proposal(.update(UpdateProposal(leafNode: leaf))), from: mallory.ownLeafIndex,
                                        wireFormat: .publicMessage, signer: mallory.signer)
         let message = MLSMessage(body: .publicMessage(try secrets.protectPublic(content)))

@@ -139,7 +139,7 @@ final class FramingRejectionTests: XCTestCase {
 
         // Another epoch's membership key.
         let other = try FramingFixture(seed: 99)
-        let foreign = try MessageSecrets(cipherSuite: fixture.cs, groupContext: fixture.context,
+        let foreign = MessageSecrets(cipherSuite: fixture.cs, groupContext: fixture.context,
                                          senderDataSecret: other.epochSecrets.senderDataSecret,
                                          membershipKey: other.epochSecrets.membershipKey, secretTree: bob.secretTree)
         assertRejected(.publicMessage(try foreign.protectPublic(content)), .invalidMembershipTag, receiver: &alice, fixture: fixture)

@@ -53,7 +53,6 @@ final class LiveMDKKeyPackageTests: XCTestCase {
         ]
         let generated = try runMDK(pubkeys)
         XCTAssertEqual(generated.count, 3)
-        let suite = CipherSuiteProvider.mls128DHKEMX25519AES128GCMSHA256Ed25519
         for entry in generated {
             let bytes = [UInt8](try XCTUnwrap(Data(base64Encoded: try XCTUnwrap(entry["content"] as? String))))
             let kp = try KeyPackage(tlsSerialized: bytes)

@@ -6,7 +6,9 @@ import XCTest
 
 /// The control socket end to end: a real `ControlServer` on `<home>/burrow.sock`, real
 /// `ControlClient`s, and raw sockets for what a well-behaved client never sends.
-final class ControlSocketTests: XCTestCase {
+/// `@unchecked Sendable`: XCTest runs one test method at a time on an instance; its stored
+/// properties are set in setUp and only read while a test's tasks run.
+final class ControlSocketTests: XCTestCase, @unchecked Sendable {
     private var home: URL!
     private var servers: [ControlServer] = []
     private let passphrase: [UInt8] = Array("correct horse battery staple".utf8)

@@ -6,7 +6,9 @@ import XCTest
 /// Bad input from a relay (`Tests/Interop/peers/hostile_ws.py`): oversized frames and
 /// messages, malformed JSON, forged events, garbage types, lies and silence. Each is a typed
 /// error or a dropped event; the process never crashes and no wait is unbounded.
-final class HostileRelayTests: XCTestCase {
+/// `@unchecked Sendable`: XCTest runs one test method at a time on an instance; its stored
+/// properties are set in setUp and only read while a test's tasks run.
+final class HostileRelayTests: XCTestCase, @unchecked Sendable {
     private static let limit = 1 << 20
 
     /// Connects one raw connection, sends a REQ, and returns everything until the end.

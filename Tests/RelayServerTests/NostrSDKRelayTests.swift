@@ -7,7 +7,9 @@ import XCTest
 /// The relay in this process on 127.0.0.1, driven by rust-nostr's client (nostr-sdk 0.45.1
 /// through `relay_client_peer.py`): publishing, tag queries, live delivery, NIP-11, NIP-42 and
 /// the gift-wrap rule, replacement, deletion, expiration, protected events, restarts.
-final class NostrSDKRelayTests: XCTestCase {
+/// `@unchecked Sendable`: XCTest runs one test method at a time on an instance; its stored
+/// properties are set in setUp and only read while a test's tasks run.
+final class NostrSDKRelayTests: XCTestCase, @unchecked Sendable {
     private func ids(_ events: [UnverifiedEvent]) -> Set<String> { Set(events.map(\.id.hex)) }
 
     func testNostrSDKPublishesQueriesByTagsAndReceivesLiveEvents() async throws {

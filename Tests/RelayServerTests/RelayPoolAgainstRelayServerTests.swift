@@ -7,7 +7,9 @@ import TestSupport
 
 /// Burrow's own client (`RelayPool`) against the relay: publishing, paginated fetches past the
 /// relay's result cap, live subscriptions, NIP-42 on demand for gift wraps, per-key limits.
-final class RelayPoolAgainstRelayServerTests: XCTestCase {
+/// `@unchecked Sendable`: XCTest runs one test method at a time on an instance; its stored
+/// properties are set in setUp and only read while a test's tasks run.
+final class RelayPoolAgainstRelayServerTests: XCTestCase, @unchecked Sendable {
     private var poolConfiguration: RelayConfiguration {
         var configuration = RelayConfiguration()
         configuration.connectTimeout = .seconds(5)

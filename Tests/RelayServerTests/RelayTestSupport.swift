@@ -4,6 +4,7 @@ import Logging
 import Nostr
 import RelayServer
 import TestSupport
+import Synchronization
 import XCTest
 
 struct TestFailure: Error, CustomStringConvertible {
@@ -53,6 +54,8 @@ struct TestRelay {
 /// A rust-nostr client (nostr-sdk, through `relay_client_peer.py`) connected to one relay.
 /// Every request runs on its own queue so the blocking pipe I/O never holds a Swift
 /// concurrency thread that the in-process relay needs.
+/// `@unchecked Sendable`: `publicKey` is set once in `connect`, before the client is shared;
+/// the peer is used only on `queue`.
 final class SDKClient: @unchecked Sendable {
     let peer: PythonPeer
     private(set) var publicKey = ""
@@ -77,7 +80,9 @@ final class SDKClient: @unchecked Sendable {
 
     @discardableResult
     func request(_ op: String, _ fields: [String: Any] = [:], timeout: TimeInterval = 30) async throws -> PythonPeer.Response {
-        try await withCheckedThrowingContinuation { continuation in
+        // JSON-shaped fields go to the queue and are not touched here meanwhile.
+        nonisolated(unsafe) let fields = fields
+        return try await withCheckedThrowingContinuation { continuation in
             queue.async {
                 continuation.resume(with: Result { try self.peer.request(op, fields, timeout: timeout) })
             }
@@ -147,16 +152,19 @@ final class SDKClient: @unchecked Sendable {
 
 /// A bare WebSocket client (hummingbird-websocket) that sends exactly the text or bytes it is
 /// given, for the malformed and hostile input a real Nostr client would never send.
+/// `@unchecked Sendable`: `task` is set in `init` only; what arrives is kept in `inbox`.
 final class RawClient: @unchecked Sendable {
     enum Outgoing: Sendable {
         case text(String)
         case binary([UInt8])
     }
 
-    private let lock = NSLock()
-    private var received: [String] = []
-    private var closeCode: String?
-    private var ended = false
+    /// What the connection received, shared with its task.
+    private final class Inbox: Sendable {
+        let state = Mutex((received: [String](), closeCode: String?.none, ended: false))
+    }
+
+    private let inbox = Inbox()
     private let continuation: AsyncStream<Outgoing>.Continuation
     private var task: Task<Void, Never>?
 
@@ -165,7 +173,8 @@ final class RawClient: @unchecked Sendable {
         self.continuation = continuation
         var logger = Logger(label: "raw-client")
         logger.logLevel = .critical
-        task = Task { [weak self] in
+        let inbox = self.inbox
+        task = Task {
             do {
                 let frame = try await WebSocketClient.connect(
                     url: url, configuration: .init(maxFrameSize: maxFrameSize), logger: logger
@@ -180,15 +189,15 @@ final class RawClient: @unchecked Sendable {
                             }
                         }
                         for try await message in inbound.messages(maxSize: maxFrameSize) {
-                            if case .text(let text) = message { self?.lock.withLock { self?.received.append(text) } }
+                            if case .text(let text) = message { inbox.state.withLock { $0.received.append(text) } }
                         }
                         group.cancelAll()
                     }
                 }
                 let code = frame.map { "\($0.closeCode)" }
-                self?.lock.withLock { self?.closeCode = code }
+                inbox.state.withLock { $0.closeCode = code }
             } catch {}
-            self?.lock.withLock { self?.ended = true }
+            inbox.state.withLock { $0.ended = true }
         }
     }
 
@@ -197,10 +206,10 @@ final class RawClient: @unchecked Sendable {
     func send(_ text: String) { continuation.yield(.text(text)) }
     func send(binary: [UInt8]) { continuation.yield(.binary(binary)) }
 
-    var messages: [String] { lock.withLock { received } }
-    var hasEnded: Bool { lock.withLock { ended } }
+    var messages: [String] { inbox.state.withLock { $0.received } }
+    var hasEnded: Bool { inbox.state.withLock { $0.ended } }
     /// The close code the relay sent, as text (e.g. "messageTooLarge").
-    var serverCloseCode: String? { lock.withLock { closeCode } }
+    var serverCloseCode: String? { inbox.state.withLock { $0.closeCode } }
 
     /// The received messages decoded as relay messages (undecodable ones are dropped).
     var relayMessages: [RelayMessage] { messages.compactMap { try? RelayMessage(json: $0) } }

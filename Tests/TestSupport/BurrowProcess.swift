@@ -1,7 +1,7 @@
 import Foundation
 
 /// Runs the real `burrow` program the way scripts do, for the CLI contract tests.
-public struct BurrowResult {
+public struct BurrowResult: Sendable {
     public let status: Int32
     public let stdout: String
     public let stderr: String

@@ -34,7 +34,7 @@ enum MessagesConformance {
         ("commit", roundTrip(Commit.self)),
     ]
 
-    private static func roundTrip<T: TLSCodable>(_ type: T.Type) -> @Sendable (String, [UInt8]) throws -> [UInt8] {
+    private static func roundTrip<T: TLSCodable & SendableMetatype>(_ type: T.Type) -> @Sendable (String, [UInt8]) throws -> [UInt8] {
         { field, bytes in try decode(T.self, field, bytes).tlsSerialized }
     }
 
