@@ -172,6 +172,9 @@ final class CLIContractTests: XCTestCase {
     /// end, while the test build's probe (the same code) dies there with status 86.
     func testReleaseBurrowIgnoresTestFailpoints() throws {
         _ = try initHome()
+        // A relay nobody serves (port 9, discard): the default one may be up in another test's run.
+        let added = try burrow(["relay", "add", "ws://127.0.0.1:9", "--home", home.path, "--passphrase-file", passFile.path, "--json"])
+        XCTAssertEqual(added.status, 0, added.stdout + added.stderr)
         var r = try BurrowProcess.run(["keypackage", "publish", "--home", home.path, "--passphrase-file", passFile.path, "--json",
                                    "--timeout", "1"], environment: ["BURROW_TEST_FAILPOINT": "keypackage.stored"])
         XCTAssertNotEqual(r.status, 86, "the real burrow died at a failpoint")
