@@ -287,6 +287,13 @@ final class CLIMarmotTests: XCTestCase, @unchecked Sendable {
         }
         XCTAssertGreaterThanOrEqual(epoch, 2, "Bob's scheduled self-update reached Alice")
         XCTAssertGreaterThanOrEqual(try bobKeyPackages(), 2, "a fresh KeyPackage replaced the consumed one")
+        // The self-update wrote to the write-ahead log; with nothing synced since, only run's
+        // upkeep can truncate it (it must, while the store stays open: a long run may never sync).
+        let wal = bob.path + "/store.db-wal"
+        func walSize() -> Int? { (try? FileManager.default.attributesOfItem(atPath: wal)[.size] as? NSNumber)?.intValue }
+        let walDeadline = ContinuousClock.now + .seconds(15)
+        while ContinuousClock.now < walDeadline, walSize() != 0 { try await Task.sleep(for: .milliseconds(100)) }
+        XCTAssertEqual(walSize(), 0, "burrow run's upkeep truncated the WAL (the file stays, empty, while the store is open)")
         run.stop()
         let members = try XCTUnwrap((try alice.ok(["group", "show", gid])["group"] as? [String: Any])?["members"] as? [String])
         XCTAssertEqual(Set(members), [try alice.pubkey, b])
