@@ -20,7 +20,7 @@ final class ClientConnection: @unchecked Sendable {
     private let continuation: AsyncStream<String>.Continuation
     private let queueLimit: Int
     private let byteLimit: Int
-    private let heldByteLimit: Int
+    private let requestByteLimit: Int
     private let authKeyLimit: Int
     private let lock = NSLock()
     // Guarded by `lock`:
@@ -54,7 +54,7 @@ final class ClientConnection: @unchecked Sendable {
         self.challenge = challenge
         self.queueLimit = limits.outboundQueue
         self.byteLimit = limits.outboundBytes
-        self.heldByteLimit = limits.requestBytes
+        self.requestByteLimit = limits.requestBytes
         self.authKeyLimit = limits.maxAuthKeys
         (outgoing, continuation) = AsyncStream.makeStream(of: String.self, bufferingPolicy: .unbounded)
         eventBucket = TokenBucket(perMinute: limits.eventsPerMinute, now: now)
@@ -166,7 +166,7 @@ final class ClientConnection: @unchecked Sendable {
             var bytes = 0
             var leftOut = 0
             for event in stored {
-                guard bytes + event.json.count <= heldByteLimit else {
+                guard bytes + event.json.count <= requestByteLimit else {
                     leftOut += 1
                     continue
                 }
@@ -200,7 +200,7 @@ final class ClientConnection: @unchecked Sendable {
             for (id, subscription) in subscriptions where subscription.filters.contains(where: { $0.matches(event) }) {
                 if subscription.catchingUp {
                     if subscription.heldOverflowed { continue }
-                    if subscription.heldBytes + json.count <= heldByteLimit {
+                    if subscription.heldBytes + json.count <= requestByteLimit {
                         subscriptions[id]?.held.append((event.id, json))
                         subscriptions[id]?.heldBytes += json.count
                     } else {

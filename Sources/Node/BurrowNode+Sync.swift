@@ -292,12 +292,12 @@ extension BurrowNode {
         do {
             let result = try store.transaction { tx -> GroupEventResult in
                 let processed = try tx.processedEvents.contains(eventID: event.id.bytes)
-                let candidates = processed ? [] : try Self.hTag(event).flatMap { try? Hex.decode($0, length: 32) }.map {
-                    try tx.groups.find(nostrGroupID: $0).filter { $0.state != .declined }.map { row in
+                let decision = try pipeline.decide(event, alreadyProcessed: processed) { nostrGroupID in
+                    try tx.groups.find(nostrGroupID: nostrGroupID).filter { $0.state != .declined }.map { row in
                         GroupPipeline.Candidate(group: try LoadedGroup(row, tx: tx), joinedAt: { try self.joinedAt(row, tx: tx) })
                     }
-                } ?? []
-                switch pipeline.decide(event, alreadyProcessed: processed, candidates: candidates) {
+                }
+                switch decision {
                 case .skip:
                     return .skipped
                 case .record(let outcome, let counted):

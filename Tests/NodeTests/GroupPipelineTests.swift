@@ -35,7 +35,7 @@ final class GroupPipelineTests: XCTestCase {
     }
 
     func decide(_ event: Event, _ candidates: [GroupPipeline.Candidate], processed: Bool = false) -> GroupPipeline.Decision {
-        GroupPipeline(now: now).decide(event, alreadyProcessed: processed, candidates: candidates)
+        GroupPipeline(now: now).decide(event, alreadyProcessed: processed) { _ in candidates }
     }
 
     func chat(_ text: String, from group: inout MarmotGroup, author: Member, at time: Int64? = nil) throws -> Event {

@@ -114,10 +114,8 @@ final class RelayMemoryTests: XCTestCase {
         defer { Task { await running.close() } }
         let client = RawClient(url: running.url)
         defer { client.close() }
-        let challenge = try await { () async throws -> String in
-            _ = try await client.next("AUTH") { if case .auth = $0 { return true } else { return false } }
-            return try XCTUnwrap(client.challenge)
-        }()
+        _ = try await client.next("AUTH") { if case .auth = $0 { return true } else { return false } }
+        let challenge = try XCTUnwrap(client.challenge)
         func auth(_ keys: Keys, padding: Int = 0) throws -> Event {
             var tags = [["relay", running.url], ["challenge", challenge]]
             if padding > 0 { tags.append(["x", String(repeating: "a", count: padding)]) }

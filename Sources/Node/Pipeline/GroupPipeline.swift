@@ -60,8 +60,11 @@ struct GroupPipeline {
     let now: Int64
 
     /// Decides what `event` does. `alreadyProcessed` comes from the store's dedup record;
-    /// `candidates` are the groups under the event's `h` tag other than declined ones.
-    func decide(_ event: Event, alreadyProcessed: Bool, candidates: [Candidate]) -> Decision {
+    /// `candidates` gives the groups under a `nostr_group_id` other than declined ones; it is
+    /// asked only for an event that passed the envelope checks (decoding a group's state for
+    /// garbage would be work for nothing).
+    func decide(_ event: Event, alreadyProcessed: Bool,
+                candidates lookup: (_ nostrGroupID: [UInt8]) throws -> [Candidate]) rethrows -> Decision {
         if alreadyProcessed { return .skip }
         guard event.content.utf8.count <= Self.maximumEventContent else {
             return .reject("oversized: \(event.content.utf8.count) bytes of content")
@@ -72,6 +75,7 @@ struct GroupPipeline {
         } catch {
             return .reject(BurrowNode.describe(error))
         }
+        let candidates = try lookup(validated.nostrGroupID)
         guard !candidates.isEmpty else { return .reject("no group of ours has nostr_group_id \(Hex.encode(validated.nostrGroupID))") }
         // Groups we are in come first; a pending invite never shadows them (a forged welcome
         // reusing a group's nostr_group_id must not freeze the real group).
