@@ -66,9 +66,11 @@ let package = Package(
             ],
             swiftSettings: swift6
         ),
+        // The SQLite wrapper over Debian's SQLCipher, shared by the node's store and the relay.
+        .target(name: "SQLite", dependencies: ["CSQLCipher"], swiftSettings: swift6),
         .target(
             name: "Store",
-            dependencies: ["CSQLCipher", "CSodium"],
+            dependencies: ["SQLite", "CSQLCipher", "CSodium"],
             swiftSettings: swift6
         ),
 
@@ -115,7 +117,7 @@ let package = Package(
         .target(
             name: "RelayServer",
             dependencies: [
-                "Nostr", "CSQLCipher",
+                "Nostr", "SQLite",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdWebSocket", package: "hummingbird-websocket"),
@@ -149,7 +151,7 @@ let package = Package(
         .testTarget(name: "MLSTests", dependencies: ["TestSupport", "MLS"], swiftSettings: swift6),
         .testTarget(name: "MarmotTests", dependencies: ["TestSupport", "Marmot", "MLS", "Nostr"], swiftSettings: swift6),
         .testTarget(name: "RelayClientTests", dependencies: ["TestSupport", "RelayClient", "Nostr"], swiftSettings: swift6),
-        .testTarget(name: "StoreTests", dependencies: ["TestSupport", "Store"], swiftSettings: swift6),
+        .testTarget(name: "StoreTests", dependencies: ["TestSupport", "Store", "SQLite"], swiftSettings: swift6),
         .testTarget(
             name: "NodeTests",
             dependencies: ["TestSupport", "Node", "Store", "Marmot", "MLS", "Nostr", .product(name: "Logging", package: "swift-log")],

@@ -1,6 +1,7 @@
 import Dispatch
 import Foundation
 import Nostr
+import SQLite
 
 /// What saving an event did.
 enum SaveOutcome: Equatable {
@@ -28,7 +29,7 @@ final class EventStore: @unchecked Sendable {
 
     private let queue = DispatchQueue(label: "burrow.relay.store")
     /// Touched only on `queue`.
-    private var database: SQLiteDatabase?
+    private var database: SQLiteConnection?
 
     /// Opens (creating if needed) `directory/relay.sqlite`.
     init(directory: String) throws {
@@ -46,16 +47,19 @@ final class EventStore: @unchecked Sendable {
             }
         }
         let path = (directory as NSString).appendingPathComponent(Self.fileName)
-        let db = try SQLiteDatabase(path: path)
+        let db = try SQLiteConnection(
+            path: path, options: .init(create: true, serialized: false, busyTimeoutMilliseconds: 5000),
+            mapError: RelayServerError.init(sqlite:)
+        )
         try Self.prepare(db)
         database = db
     }
 
     /// Runs `body` on the store's queue.
-    func run<T: Sendable>(_ body: @escaping @Sendable (SQLiteDatabase) throws -> T) async throws -> T {
+    func run<T: Sendable>(_ body: @escaping @Sendable (SQLiteConnection) throws -> T) async throws -> T {
         try await withCheckedThrowingContinuation { continuation in
             queue.async {
-                guard let db = self.database, db.isOpen else {
+                guard let db = self.database, db.handle != nil else {
                     continuation.resume(throwing: RelayServerError.storeClosed)
                     return
                 }
@@ -77,7 +81,7 @@ final class EventStore: @unchecked Sendable {
 
     // MARK: - Schema
 
-    private static func prepare(_ db: SQLiteDatabase) throws {
+    private static func prepare(_ db: SQLiteConnection) throws {
         _ = try db.query("PRAGMA journal_mode = WAL") { $0.text(0) }
         try db.exec("PRAGMA synchronous = NORMAL; PRAGMA foreign_keys = ON;")
         let version = try db.query("PRAGMA user_version") { $0.int64(0) }.first ?? 0
@@ -141,10 +145,10 @@ final class EventStore: @unchecked Sendable {
 
     /// Saves a verified event with NIP-01 replacement and NIP-09 deletion semantics, in one
     /// transaction. `json` is the event's serialization, served verbatim later.
-    static func save(_ event: Event, json: [UInt8], in db: SQLiteDatabase) throws -> SaveOutcome {
+    static func save(_ event: Event, json: [UInt8], in db: SQLiteConnection) throws -> SaveOutcome {
         try db.transaction {
-            let id = SQLValue.blob(event.id.bytes)
-            let pubkey = SQLValue.blob(event.pubkey.bytes)
+            let id = SQLiteValue.blob(event.id.bytes)
+            let pubkey = SQLiteValue.blob(event.pubkey.bytes)
             if try !db.query("SELECT 1 FROM events WHERE id = ?", [id], row: { _ in true }).isEmpty {
                 return .duplicate
             }
@@ -153,13 +157,13 @@ final class EventStore: @unchecked Sendable {
             }
             let address = Self.address(of: event)
             if let address {
-                let key: [SQLValue] = [pubkey, .integer(Int64(event.kind)), .text(address)]
+                let key: [SQLiteValue] = [pubkey, .integer(Int64(event.kind)), .text(address)]
                 let deletedUntil = try db.query(
                     "SELECT until FROM deleted_addresses WHERE pubkey = ? AND kind = ? AND address = ?", key) { $0.int64(0) }
                 if let until = deletedUntil.first, event.createdAt <= until { return .deleted }
                 let current = try db.query(
                     "SELECT seq, id, created_at FROM events WHERE pubkey = ? AND kind = ? AND address = ?", key
-                ) { (seq: $0.int64(0), id: $0.blob(1), createdAt: $0.int64(2)) }
+                ) { (seq: $0.int64(0), id: $0.blob(1) ?? [], createdAt: $0.int64(2)) }
                 for row in current {
                     // NIP-01: the newest wins; on equal created_at, the lowest id.
                     if row.createdAt > event.createdAt
@@ -172,7 +176,7 @@ final class EventStore: @unchecked Sendable {
             try db.execute(
                 "INSERT INTO events(id, pubkey, created_at, kind, address, expiration, json) VALUES (?, ?, ?, ?, ?, ?, ?)",
                 [id, pubkey, .integer(event.createdAt), .integer(Int64(event.kind)),
-                 address.map(SQLValue.text) ?? .null, event.expiration.map(SQLValue.integer) ?? .null, .blob(json)])
+                 address.map(SQLiteValue.text) ?? .null, event.expiration.map(SQLiteValue.integer) ?? .null, .blob(json)])
             let seq = db.lastInsertRowID
             try indexTags(of: event, seq: seq, in: db)
             if event.kind == Kind.deletion { try applyDeletion(event, in: db) }
@@ -181,7 +185,7 @@ final class EventStore: @unchecked Sendable {
     }
 
     /// Indexes each distinct (single-letter name, first value) pair for `#x` filters.
-    private static func indexTags(of event: Event, seq: Int64, in db: SQLiteDatabase) throws {
+    private static func indexTags(of event: Event, seq: Int64, in db: SQLiteConnection) throws {
         var seen = Set<[String]>()
         let insert = try db.prepare("INSERT INTO tags(seq, name, value) VALUES (?, ?, ?)")
         for tag in event.tags where tag.count >= 2 && Filter.isQueryableTagName(tag[0]) {
@@ -189,15 +193,15 @@ final class EventStore: @unchecked Sendable {
             guard seen.insert(pair).inserted else { continue }
             try insert.bind([.integer(seq), .text(tag[0]), .text(tag[1])])
             while try insert.step() {}
-            try insert.reset()
+            insert.reset()
         }
     }
 
     /// NIP-09: a kind-5 event removes the `e` events and `a` addresses of its own author (up
     /// to its created_at for addresses) and keeps them from being stored again. Deleting a
     /// deletion has no effect.
-    private static func applyDeletion(_ deletion: Event, in db: SQLiteDatabase) throws {
-        let pubkey = SQLValue.blob(deletion.pubkey.bytes)
+    private static func applyDeletion(_ deletion: Event, in db: SQLiteConnection) throws {
+        let pubkey = SQLiteValue.blob(deletion.pubkey.bytes)
         for value in deletion.tagValues("e") {
             guard let id = try? EventID(hex: value), value.utf8.count == 64 else { continue }
             try db.execute("DELETE FROM events WHERE id = ? AND pubkey = ? AND kind != ?",
@@ -210,7 +214,7 @@ final class EventStore: @unchecked Sendable {
             let kindClass = KindClass(kind: kind)
             guard kindClass == .replaceable || kindClass == .addressable else { continue }
             let address = kindClass == .replaceable ? "" : String(parts[2])
-            let key: [SQLValue] = [pubkey, .integer(Int64(kind)), .text(address)]
+            let key: [SQLiteValue] = [pubkey, .integer(Int64(kind)), .text(address)]
             try db.execute("DELETE FROM events WHERE pubkey = ? AND kind = ? AND address = ? AND created_at <= ?",
                            key + [.integer(deletion.createdAt)])
             try db.execute("INSERT OR IGNORE INTO deleted_addresses(pubkey, kind, address, until) VALUES (?, ?, ?, ?)",
@@ -221,7 +225,7 @@ final class EventStore: @unchecked Sendable {
     }
 
     /// Removes expired events (NIP-40) and events past their kind's retention age.
-    static func purge(now: Int64, retention: [RelayServerConfiguration.RetentionRule], in db: SQLiteDatabase) throws -> Int {
+    static func purge(now: Int64, retention: [RelayServerConfiguration.RetentionRule], in db: SQLiteConnection) throws -> Int {
         try db.transaction {
             var removed = try db.execute("DELETE FROM events WHERE expiration IS NOT NULL AND expiration < ?", [.integer(now)])
             for rule in retention {
@@ -233,7 +237,7 @@ final class EventStore: @unchecked Sendable {
         }
     }
 
-    static func count(in db: SQLiteDatabase) throws -> Int {
+    static func count(in db: SQLiteConnection) throws -> Int {
         Int(try db.query("SELECT COUNT(*) FROM events") { $0.int64(0) }.first ?? 0)
     }
 }

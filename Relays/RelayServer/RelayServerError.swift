@@ -1,3 +1,5 @@
+import SQLite
+
 /// Everything that can go wrong in the relay, in one enum for the module. Cases say what was
 /// wrong; none carries event content or keys beyond what a client sent us in the clear.
 public enum RelayServerError: Error, Equatable, Sendable, CustomStringConvertible {
@@ -36,6 +38,18 @@ public enum RelayServerError: Error, Equatable, Sendable, CustomStringConvertibl
         case .closed: return "the relay is closed"
         case .malformedMessage(let why): return why
         case .unsupportedMessage(let type): return "\(type) is not supported"
+        }
+    }
+}
+
+extension RelayServerError {
+    /// The relay's words for a failure of its SQLite connection.
+    init(sqlite failure: SQLiteFailure) {
+        switch failure {
+        case .closed: self = .storeClosed
+        case .corrupt(let what): self = .storage(code: 11, message: what)  // SQLITE_CORRUPT
+        case .tooLarge(let what): self = .storage(code: 18, message: what)  // SQLITE_TOOBIG
+        case .failed(let code, let message): self = .storage(code: code, message: message)
         }
     }
 }

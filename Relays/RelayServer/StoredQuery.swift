@@ -1,4 +1,5 @@
 import Nostr
+import SQLite
 
 /// One NIP-01 filter as SQL over `events` and `tags`, newest first, with the relay's rules
 /// built in: expired events (NIP-40) are never returned, and gift wraps only when a `p` tag
@@ -10,7 +11,7 @@ import Nostr
 /// 999 parameters (tag values are capped by `max_filter_values` ≤ 900).
 struct StoredQuery {
     let sql: String
-    let values: [SQLValue]
+    let values: [SQLiteValue]
 
     /// nil when the filter cannot match anything (an empty list, `limit` 0, since > until).
     init?(filter: Filter, limit: Int, now: Int64, authenticated: Set<String>) {
@@ -21,7 +22,7 @@ struct StoredQuery {
         guard limit > 0 else { return nil }
 
         var conditions: [String] = []
-        var values: [SQLValue] = []
+        var values: [SQLiteValue] = []
         if let ids = filter.ids {
             conditions.append("e.id IN (\(ids.map { "X'\(Hex.encode($0.bytes))'" }.joined(separator: ",")))")
         }
@@ -43,7 +44,7 @@ struct StoredQuery {
             let wanted = filter.tags[name] ?? []
             conditions.append("e.seq IN (SELECT t.seq FROM tags t WHERE t.name = ? AND t.value IN (\(Self.placeholders(wanted.count))))")
             values.append(.text(name))
-            values.append(contentsOf: wanted.map(SQLValue.text))
+            values.append(contentsOf: wanted.map(SQLiteValue.text))
         }
         conditions.append("(e.expiration IS NULL OR e.expiration >= ?)")
         values.append(.integer(now))
@@ -52,7 +53,7 @@ struct StoredQuery {
         } else {
             let keys = authenticated.sorted()
             conditions.append("(e.kind != \(Kind.giftWrap) OR e.seq IN (SELECT t.seq FROM tags t WHERE t.name = 'p' AND t.value IN (\(Self.placeholders(keys.count)))))")
-            values.append(contentsOf: keys.map(SQLValue.text))
+            values.append(contentsOf: keys.map(SQLiteValue.text))
         }
         sql = "SELECT e.json, e.created_at, e.id FROM events e WHERE \(conditions.joined(separator: " AND ")) ORDER BY e.created_at DESC, e.id ASC LIMIT \(limit)"
         self.values = values
@@ -75,13 +76,13 @@ extension EventStore {
     /// The stored events matching any of `filters` (each capped at `limit`), each once, newest
     /// first (ties by lowest id).
     static func query(
-        _ filters: [Filter], limit: Int, now: Int64, authenticated: Set<String>, in db: SQLiteDatabase
+        _ filters: [Filter], limit: Int, now: Int64, authenticated: Set<String>, in db: SQLiteConnection
     ) throws -> [StoredEvent] {
         var seen = Set<[UInt8]>()
         var results: [StoredEvent] = []
         for filter in filters {
             guard let query = StoredQuery(filter: filter, limit: limit, now: now, authenticated: authenticated) else { continue }
-            let rows = try db.query(query.sql, query.values) { StoredEvent(json: $0.blob(0), createdAt: $0.int64(1), id: $0.blob(2)) }
+            let rows = try db.query(query.sql, query.values) { StoredEvent(json: $0.blob(0) ?? [], createdAt: $0.int64(1), id: $0.blob(2) ?? []) }
             for row in rows where seen.insert(row.id).inserted { results.append(row) }
         }
         if filters.count > 1 {

@@ -1,5 +1,6 @@
 import MLS
 import Marmot
+import Nostr
 
 /// Marmot's NostrGroupData (extension 0xF2EE, MIP-01) from its `extension_data`, and the relay
 /// URL parser its relay list goes through.

@@ -209,7 +209,7 @@ public enum KeyPackageEvent {
         }
 
         guard relaysTag.count > 1 else { throw MarmotError.invalidTag("relays", reason: "no relay URL") }
-        let relays = try relaysTag.dropFirst().map { try RelayURL($0) }
+        let relays = try relaysTag.dropFirst().map { try RelayURL.marmot($0) }
 
         if let reference {
             guard reference.count == 2 else { throw MarmotError.invalidTag("i", reason: "must hold exactly one value") }

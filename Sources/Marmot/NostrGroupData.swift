@@ -131,7 +131,7 @@ public struct NostrGroupData: Equatable, Sendable {
         var urls: [RelayURL] = []
         for relay in relays {
             guard let text = String(validating: relay, as: UTF8.self) else { throw MarmotError.groupDataInvalidUTF8(field: "relays") }
-            urls.append(try RelayURL(text))
+            urls.append(try RelayURL.marmot(text))
         }
         func optional(_ bytes: [UInt8], _ field: String, _ size: Int) throws -> [UInt8]? {
             if bytes.isEmpty { return nil }

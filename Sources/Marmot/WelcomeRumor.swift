@@ -65,7 +65,7 @@ public enum WelcomeRumor {
             switch tag.first {
             case "relays" where tag.count > 1:
                 for value in tag.dropFirst() {
-                    let url = try RelayURL(value)
+                    let url = try RelayURL.marmot(value)
                     if seenRelays.insert(url).inserted { relays.append(url) }
                 }
                 hasRelays = true

@@ -24,7 +24,7 @@ public struct GroupView: Sendable, Equatable {
             + "or public relays (burrow relay add --public) — and put it in the group with `burrow group relays GROUP --add URL`"
     }
 
-    static func isLoopback(_ url: String) -> Bool { (try? RelayClient.RelayURL(url))?.isLoopback ?? false }
+    static func isLoopback(_ url: String) -> Bool { (try? RelayURL(url))?.isLoopback ?? false }
 }
 
 /// The public ratchet tree of a group's current epoch, so members' views can be compared

@@ -35,6 +35,10 @@ public enum NostrError: Error, Equatable, Sendable {
     /// A rumor (unsigned by definition) carried a `sig` field.
     case rumorSigned
 
+    // Relay URLs.
+    /// A relay URL does not parse as a ws/wss URL; the reason says why.
+    case invalidRelayURL(String, reason: String)
+
     // NIP-19 / bech32.
     case bech32InvalidCharacter
     case bech32MixedCase

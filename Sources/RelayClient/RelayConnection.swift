@@ -1,6 +1,7 @@
 import Foundation
 import HummingbirdWSClient
 import Logging
+import Nostr
 import NIOCore
 import NIOPosix
 import NIOSSL
@@ -123,7 +124,7 @@ public actor RelayConnection {
         wsConfiguration.sniHostname = url.isTLS ? url.bareHost : nil
         let continuation = self.continuation
         let limits = (frame: configuration.effectiveMaxFrameSize, message: configuration.effectiveMaxMessageSize)
-        let address = url.description
+        let address = url.dialString
         let tlsConfiguration = url.isTLS ? configuration.tlsConfiguration : nil
         let logger = self.logger
         // The client is made and run outside the actor: the library runs it on its own event

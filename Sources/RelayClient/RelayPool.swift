@@ -23,7 +23,7 @@ public final class RelayPool: Sendable {
     ) throws {
         var parsed: [RelayURL] = []
         for text in urls {
-            let url = try RelayURL(text)
+            let url = try RelayURL.dialable(text)
             if !parsed.contains(url) { parsed.append(url) }
         }
         self.urls = parsed.map(\.description)
@@ -196,7 +196,7 @@ public final class RelayPool: Sendable {
 
     /// Sends already serialized JSON to one relay (tests, and forwarding events verbatim).
     public func sendRaw(_ text: String, to url: String, timeout: Duration) async throws {
-        let target = try RelayURL(url)
+        let target = try RelayURL.dialable(url)
         guard let session = sessions.first(where: { $0.url == target }) else {
             throw RelayClientError.invalidURL("\(url) is not in this pool")
         }
@@ -205,7 +205,7 @@ public final class RelayPool: Sendable {
 
     /// Authenticates (NIP-42) to one relay now, answering its latest challenge.
     public func authenticate(to url: String) async throws {
-        let target = try RelayURL(url)
+        let target = try RelayURL.dialable(url)
         guard let session = sessions.first(where: { $0.url == target }) else {
             throw RelayClientError.invalidURL("\(url) is not in this pool")
         }

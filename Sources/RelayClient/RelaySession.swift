@@ -5,66 +5,38 @@ import Nostr
 /// One relay of a pool: its connection (opened on demand, re-opened with backoff while live
 /// subscriptions need it), the subscriptions sent on it, the OKs we wait for, and NIP-42.
 ///
-/// Everything the relay sends is decoded here, and every event is verified (id and
-/// signature) and checked against its subscription's filters before a sink sees it; what
-/// fails is reported as an error and dropped.
+/// The protocol's decisions live in `RelaySessionState` (sans-I/O, tested without a relay); this
+/// actor feeds it what happens, with the clock's reading, and carries out its actions: writing
+/// text, telling sinks, answering waiters and running the connection and reconnect tasks.
+/// Every event is verified (id and signature) and checked against its subscription's filters
+/// before a sink sees it; what fails is reported as an error and dropped.
 actor RelaySession {
-    struct OKAnswer: Sendable, Equatable {
-        let accepted: Bool
-        let message: String
-    }
-
-    private struct Subscription {
-        /// The filters as the owner asked; every delivered event must match one.
-        let filters: [Filter]
-        /// What the latest REQ carried (the resumed `since` after a reconnect).
-        var sentFilters: [Filter]
-        let sink: SessionSink
-        /// Live subscriptions outlast connections; fetch pages do not.
-        let live: Bool
-        var sentOnGeneration: Int?
-        var lastSeenCreatedAt: Int64?
-        var eoseAt: Int64?
-        var authRetried = false
-    }
-
-    private enum AuthState {
-        case none
-        case inFlight(challenge: String, done: OneShot<Void>)
-        case authenticated(challenge: String)
-    }
+    typealias OKAnswer = RelaySessionState.OKAnswer
 
     nonisolated let url: RelayURL
     private let configuration: RelayConfiguration
     private let authKeys: Keys?
     private let logger: Logger
 
+    private var state: RelaySessionState
     private var connection: RelayConnection?
-    /// Counts connections, so signals from a stale one are ignored.
-    private var generation = 0
     /// The connection attempt in progress, shared by everyone who needs the connection.
     private var connecting: OneShot<RelayConnection>?
     private var reconnectLoop: Task<Void, Never>?
     private var reconnectToken = 0
-    private var backoff: Backoff
-    private var backoffResetOnGeneration = 0
-    /// Since when connecting here keeps failing (nil once a connection opens): tells a relay
-    /// that went away during an operation from one that was down before it began.
-    private var unreachableSince: ContinuousClock.Instant?
-    private var subscriptions: [String: Subscription] = [:]
-    /// In send order: some relays answer a refusal with an empty event id.
-    private var pendingOKs: [(id: EventID, answer: OneShot<OKAnswer>)] = []
-    private var challenge: String?
+    private var sinks: [String: SessionSink] = [:]
+    private var okWaiters: [RelaySessionState.OKToken: OneShot<OKAnswer>] = [:]
     private var challengeArrived = OneShot<Void>()
-    private var auth: AuthState = .none
-    private var isShutDown = false
+    /// Callers waiting for the AUTH of a challenge another caller is answering.
+    private var authWaiters: [String: OneShot<Void>] = [:]
     private var rng = SystemRandomNumberGenerator()
 
     init(url: RelayURL, authKeys: Keys?, configuration: RelayConfiguration, logger: Logger) {
         self.url = url
         self.authKeys = authKeys
         self.configuration = configuration
-        self.backoff = configuration.backoff
+        self.state = RelaySessionState(
+            settings: .init(configuration: configuration, canAuthenticate: authKeys != nil), backoff: configuration.backoff)
         var logger = logger
         logger[metadataKey: "relay"] = .string(url.description)
         self.logger = logger
@@ -99,8 +71,12 @@ actor RelaySession {
     private func sendAwaitingOK(_ message: ClientMessage, id: EventID, timeout: Duration) async throws -> OKAnswer {
         guard let connection else { throw RelayClientError.connectionClosed("not connected") }
         let answer = OneShot<OKAnswer>()
-        pendingOKs.append((id, answer))
-        defer { pendingOKs.removeAll { $0.answer === answer } }
+        let token = state.expectOK(for: id)
+        okWaiters[token] = answer
+        defer {
+            state.forgetOK(token)
+            okWaiters[token] = nil
+        }
         try await connection.send(message.jsonString)
         return try await answer.value(timeout: timeout, waitingFor: "OK from \(url)")
     }
@@ -110,26 +86,15 @@ actor RelaySession {
     /// Registers a subscription and sends its REQ now if connected. A live subscription
     /// connects (and keeps reconnecting) as needed; a page requires a connection.
     func subscribe(id: String, filters: [Filter], sink: SessionSink, live: Bool) async throws {
-        guard !isShutDown else { throw RelayClientError.shutDown }
-        guard live || connection != nil else { throw RelayClientError.connectionClosed("not connected") }
-        subscriptions[id] = Subscription(filters: filters, sentFilters: filters, sink: sink, live: live)
-        if connection != nil {
-            await sendREQ(id)
-        } else if connecting == nil, reconnectLoop == nil {
-            Task { _ = try? await self.ensureConnected() }
-        }
+        let actions = try state.subscribe(id: id, filters: filters, live: live)
+        sinks[id] = sink
+        await perform(actions)
     }
 
     /// Forgets a subscription and sends CLOSE if the relay has it.
     func unsubscribe(id: String) async {
-        guard let subscription = subscriptions.removeValue(forKey: id) else { return }
-        if let connection, subscription.sentOnGeneration == generation {
-            try? await connection.send(ClientMessage.close(subscriptionID: id).jsonString)
-        }
-        if !hasLiveSubscriptions {
-            reconnectLoop?.cancel()
-            reconnectLoop = nil
-        }
+        await perform(state.unsubscribe(id: id))
+        sinks[id] = nil
     }
 
     /// One REQ until EOSE, then CLOSE: the events (verified, matching) and what was dropped.
@@ -149,34 +114,52 @@ actor RelaySession {
         }
     }
 
-    /// Whether waiting for this relay may pay off for an operation that began at `start`:
-    /// this pool has reached it before, and it was not already failing when the operation began.
+    /// Whether waiting for this relay may pay off for an operation that began at `start`.
     func mayComeBack(forOperationStartedAt start: ContinuousClock.Instant) -> Bool {
-        guard generation > 0 else { return false }
-        guard let unreachableSince else { return true }
-        return unreachableSince >= start
+        state.mayComeBack(forOperationStartedAt: start)
     }
 
-    private var hasLiveSubscriptions: Bool { subscriptions.values.contains { $0.live } }
+    // MARK: - Carrying out the state's actions
 
-    private func sendREQ(_ id: String) async {
-        guard let connection, var subscription = subscriptions[id], subscription.sentOnGeneration != generation else { return }
-        let resumed = subscription.sentOnGeneration != nil
-        if resumed {
-            subscription.sentFilters = Resubscription.filters(
-                subscription.filters,
-                lastSeenCreatedAt: subscription.lastSeenCreatedAt, eoseAt: subscription.eoseAt,
-                margin: configuration.resubscribeMargin, giftWrapMargin: configuration.giftWrapResubscribeMargin)
-            subscription.authRetried = false
-        }
-        subscription.sentOnGeneration = generation
-        subscriptions[id] = subscription
-        do {
-            try await connection.send(ClientMessage.req(subscriptionID: id, filters: subscription.sentFilters).jsonString)
-            if resumed { subscription.sink.receive(.reconnected, from: url) }
-        } catch {
-            // The connection is going away; its end re-sends live subscriptions.
-            logger.debug("REQ not sent", metadata: ["error": "\(error)"])
+    private func perform(_ actions: [RelaySessionState.Action]) async {
+        for action in actions {
+            switch action {
+            case .send(let text):
+                guard let connection else { continue }
+                do {
+                    try await connection.send(text)
+                } catch {
+                    // The connection is going away; its end re-sends live subscriptions.
+                    logger.debug("send failed", metadata: ["error": "\(error)"])
+                }
+            case .signal(let id, let signal):
+                sinks[id]?.receive(signal, from: url)
+                if case .closed = signal, state.subscriptions[id] == nil { sinks[id] = nil }
+                if case .connectionLost = signal, state.subscriptions[id] == nil { sinks[id] = nil }
+            case .answerOK(let token, let answer):
+                okWaiters.removeValue(forKey: token)?.succeed(answer)
+            case .failOK(let token, let error):
+                okWaiters.removeValue(forKey: token)?.fail(error)
+            case .challengeArrived:
+                challengeArrived.succeed(())
+            case .failAuthWaiters(let error):
+                challengeArrived.fail(error)
+                for waiter in authWaiters.values { waiter.fail(error) }
+                authWaiters.removeAll()
+            case .authenticate:
+                Task { try? await self.authenticate() }
+            case .authenticateAndResend(let id, let relayMessage, let generation):
+                Task { await self.authenticateAndResend(id, relayMessage: relayMessage, generation: generation) }
+            case .connect:
+                if connecting == nil, reconnectLoop == nil { Task { _ = try? await self.ensureConnected() } }
+            case .startReconnecting:
+                startReconnectLoop()
+            case .stopReconnecting:
+                reconnectLoop?.cancel()
+                reconnectLoop = nil
+            case .log(let text):
+                logger.debug("\(text)")
+            }
         }
     }
 
@@ -189,7 +172,7 @@ actor RelaySession {
     }
 
     private func ensureConnected() async throws -> RelayConnection {
-        guard !isShutDown else { throw RelayClientError.shutDown }
+        guard !state.isShutDown else { throw RelayClientError.shutDown }
         if let connection { return connection }
         if let connecting { return try await connecting.value() }
         let attempt = OneShot<RelayConnection>()
@@ -197,39 +180,32 @@ actor RelaySession {
         Task {
             do {
                 attempt.succeed(try await self.openConnection())
-                self.connectAttemptEnded(attempt, error: nil)
+                self.connectAttemptEnded(attempt)
             } catch {
                 attempt.fail(error)
-                self.connectAttemptEnded(attempt, error: error)
+                self.connectAttemptEnded(attempt)
+                await self.perform(self.state.connectFailed(Self.relayError(error), now: .now))
             }
         }
         // Waiting is cancellable (callers bound it); the attempt itself is bounded by connectTimeout.
         return try await attempt.value()
     }
 
-    private func connectAttemptEnded(_ attempt: OneShot<RelayConnection>, error: Error?) {
+    private func connectAttemptEnded(_ attempt: OneShot<RelayConnection>) {
         if connecting === attempt { connecting = nil }
-        if error != nil, unreachableSince == nil { unreachableSince = .now }
-        if let error, !isShutDown, hasLiveSubscriptions {
-            broadcast(.error(Self.relayError(error)), liveOnly: true)
-            startReconnectLoop()
-        }
     }
 
     private func openConnection() async throws -> RelayConnection {
         let fresh = RelayConnection(url: url, configuration: configuration, logger: logger)
         try await fresh.connect()
-        guard !isShutDown else {
+        guard !state.isShutDown else {
             await fresh.close()
             throw RelayClientError.shutDown
         }
-        generation += 1
-        let current = generation
         connection = fresh
-        unreachableSince = nil
-        challenge = nil
         challengeArrived = OneShot<Void>()
-        auth = .none
+        let actions = state.connectionOpened()
+        let current = state.generation
         Task { [weak self] in
             for await item in fresh.inbound {
                 guard let self else { return }
@@ -237,31 +213,12 @@ actor RelaySession {
             }
         }
         logger.debug("connected", metadata: ["generation": "\(current)"])
-        for id in subscriptions.keys where subscriptions[id]?.live == true {
-            await sendREQ(id)
-        }
+        await perform(actions)
         return fresh
     }
 
-    private func connectionEnded(_ reason: RelayClientError) {
-        connection = nil
-        let pending = pendingOKs
-        pendingOKs.removeAll()
-        for item in pending { item.answer.fail(reason) }
-        if case .inFlight(_, let done) = auth { done.fail(reason) }
-        auth = .none
-        challenge = nil
-        challengeArrived.fail(reason)
-        for (id, subscription) in subscriptions where !subscription.live {
-            subscriptions[id] = nil
-            subscription.sink.receive(.connectionLost(reason), from: url)
-        }
-        broadcast(.connectionLost(reason), liveOnly: true)
-        if !isShutDown, hasLiveSubscriptions { startReconnectLoop() }
-    }
-
     private func startReconnectLoop() {
-        guard reconnectLoop == nil, !isShutDown else { return }
+        guard reconnectLoop == nil, !state.isShutDown else { return }
         reconnectToken += 1
         let token = reconnectToken
         reconnectLoop = Task { await self.runReconnectLoop(token: token) }
@@ -269,139 +226,50 @@ actor RelaySession {
 
     private func runReconnectLoop(token: Int) async {
         defer { if token == reconnectToken { reconnectLoop = nil } }
-        while !isShutDown, hasLiveSubscriptions, connection == nil {
-            let delay = backoff.nextDelay(using: &rng)
-            logger.debug("reconnecting", metadata: ["delay": "\(delay)", "attempt": "\(backoff.attempts)"])
+        while !state.isShutDown, state.hasLiveSubscriptions, connection == nil {
+            let delay = state.nextReconnectDelay(using: &rng)
+            logger.debug("reconnecting", metadata: ["delay": "\(delay)", "attempt": "\(state.backoff.attempts)"])
             do { try await Task.sleep(for: delay) } catch { return }
-            guard !isShutDown, hasLiveSubscriptions, !Task.isCancelled else { return }
-            // A failure is reported to the subscriptions by connectAttemptEnded.
+            guard !state.isShutDown, state.hasLiveSubscriptions, !Task.isCancelled else { return }
+            // A failure is reported to the subscriptions through connectFailed.
             if (try? await ensureConnected()) != nil { return }
         }
     }
 
     /// Stops everything: no reconnects, pending waits fail with `shutDown`, socket closed.
     func shutDown() async {
-        isShutDown = true
-        reconnectLoop?.cancel()
-        reconnectLoop = nil
         let closing = connection
-        connectionEnded(.shutDown)
-        subscriptions.removeAll()
+        connection = nil
+        await perform(state.shutDown())
+        sinks.removeAll()
         if let closing { await closing.close() }
     }
 
     // MARK: - Inbound
 
-    private func handle(_ item: RelayConnection.Inbound, generation: Int) {
-        guard generation == self.generation, connection != nil else { return }
+    private func handle(_ item: RelayConnection.Inbound, generation: Int) async {
+        guard generation == state.generation, connection != nil else { return }
         switch item {
         case .text(let text):
-            handleText(text)
+            await perform(state.receive(text: text, now: Self.now()))
         case .binary(let count):
-            broadcast(.error(.malformedMessage("binary message of \(count) bytes (NIP-01 is text)")))
+            await perform(state.receiveBinary(count: count))
         case .closed(let reason):
             logger.debug("connection ended", metadata: ["reason": "\(reason)"])
-            connectionEnded(reason)
+            connection = nil
+            await perform(state.connectionEnded(reason))
         }
     }
 
-    private func handleText(_ text: String) {
-        let message: RelayMessage
-        do {
-            message = try RelayMessage(json: text)
-        } catch {
-            logger.debug("malformed relay message", metadata: ["error": "\(error)"])
-            broadcast(.error(.malformedMessage("\(error)")))
-            return
-        }
-        if backoffResetOnGeneration != generation {
-            // The relay speaks NIP-01 on this connection: forget earlier failures.
-            backoffResetOnGeneration = generation
-            backoff.reset()
-        }
-        switch message {
-        case .event(let subscriptionID, let unverified):
-            deliver(unverified, subscriptionID: subscriptionID)
-        case .ok(let eventID, let accepted, let text):
-            let answer = OKAnswer(accepted: accepted, message: text)
-            if let eventID {
-                // Everyone waiting for this event (it may be published twice at once).
-                let waiting = pendingOKs.filter { $0.id == eventID }
-                pendingOKs.removeAll { $0.id == eventID }
-                for item in waiting { item.answer.succeed(answer) }
-            } else if !pendingOKs.isEmpty {
-                // No id (some relays refuse that way): relays answer in order, so the oldest.
-                pendingOKs.removeFirst().answer.succeed(answer)
-            }
-        case .eose(let subscriptionID):
-            guard var subscription = subscriptions[subscriptionID] else { return }
-            subscription.eoseAt = Self.now()
-            subscriptions[subscriptionID] = subscription
-            subscription.sink.receive(.eose, from: url)
-        case .closed(let subscriptionID, let text):
-            relayClosed(subscriptionID, message: text)
-        case .notice(let text):
-            logger.debug("notice", metadata: ["notice": "\(text.prefix(200))"])
-            broadcast(.notice(text))
-        case .auth(let newChallenge):
-            challenge = newChallenge
-            challengeArrived.succeed(())
-            if authKeys != nil, configuration.authenticateWhenChallenged {
-                Task { try? await self.authenticate() }
-            }
-        }
-    }
-
-    private func deliver(_ unverified: UnverifiedEvent, subscriptionID: String) {
-        guard var subscription = subscriptions[subscriptionID] else { return }
-        let event: Event
-        do {
-            event = try unverified.verified()
-        } catch {
-            subscription.sink.receive(.error(.invalidEvent("\(unverified.id.hex): \(error)")), from: url)
-            return
-        }
-        guard subscription.filters.contains(where: { $0.matches(event) }) else {
-            subscription.sink.receive(.error(.invalidEvent("\(event.id.hex): does not match the subscription")), from: url)
-            return
-        }
-        // A relay's clock (or a forged created_at) must not push the resume point into the future.
-        let seen = min(event.createdAt, Self.now())
-        subscription.lastSeenCreatedAt = max(subscription.lastSeenCreatedAt ?? seen, seen)
-        subscriptions[subscriptionID] = subscription
-        subscription.sink.receive(.event(event), from: url)
-    }
-
-    private func relayClosed(_ subscriptionID: String, message: String) {
-        guard let subscription = subscriptions[subscriptionID] else { return }
-        if RelayReason.isAuthRequired(message), authKeys != nil, !subscription.authRetried {
-            subscriptions[subscriptionID]?.authRetried = true
-            let current = generation
-            Task { await self.authenticateAndResend(subscriptionID, relayMessage: message, generation: current) }
-            return
-        }
-        subscriptions[subscriptionID] = nil
-        subscription.sink.receive(.closed(message), from: url)
-    }
-
-    private func authenticateAndResend(_ subscriptionID: String, relayMessage: String, generation current: Int) async {
+    private func authenticateAndResend(_ subscriptionID: String, relayMessage: String, generation: Int) async {
         do {
             try await authenticate()
         } catch {
-            guard let subscription = subscriptions.removeValue(forKey: subscriptionID) else { return }
-            subscription.sink.receive(.error(Self.relayError(error)), from: url)
-            subscription.sink.receive(.closed(relayMessage), from: url)
+            await perform(state.authenticationForSubscriptionFailed(subscriptionID, error: Self.relayError(error), relayMessage: relayMessage))
             return
         }
-        guard current == generation, let connection, let subscription = subscriptions[subscriptionID] else { return }
         logger.debug("authenticated; re-sending subscription")
-        try? await connection.send(ClientMessage.req(subscriptionID: subscriptionID, filters: subscription.sentFilters).jsonString)
-    }
-
-    private func broadcast(_ signal: SessionSignal, liveOnly: Bool = false) {
-        for subscription in subscriptions.values where !liveOnly || subscription.live {
-            subscription.sink.receive(signal, from: url)
-        }
+        await perform(state.resendAfterAuthentication(subscriptionID, generation: generation))
     }
 
     // MARK: - NIP-42
@@ -412,38 +280,41 @@ actor RelaySession {
         guard let keys = authKeys else {
             throw RelayClientError.authenticationFailed("no identity key to authenticate with")
         }
-        if challenge == nil {
+        if state.authenticationStep() == .awaitChallenge {
             // The relay may send its AUTH just after the refusal that made us ask.
             try await challengeArrived.value(timeout: configuration.authTimeout, waitingFor: "an AUTH challenge from \(url)")
         }
-        guard let challenge else { throw RelayClientError.authenticationFailed("the relay sent no challenge") }
-        switch auth {
-        case .authenticated(let done) where done == challenge:
+        let challenge: String
+        switch state.authenticationStep() {
+        case .awaitChallenge:
+            throw RelayClientError.authenticationFailed("the relay sent no challenge")
+        case .alreadyAuthenticated:
             return
-        case .inFlight(let pending, let done) where pending == challenge:
-            try await done.value(timeout: configuration.authTimeout, waitingFor: "AUTH OK from \(url)")
+        case .joinInFlight(let pending):
+            let waiter = authWaiters[pending] ?? OneShot<Void>()
+            authWaiters[pending] = waiter
+            try await waiter.value(timeout: configuration.authTimeout, waitingFor: "AUTH OK from \(url)")
             return
-        default:
-            break
+        case .start(let fresh):
+            challenge = fresh
         }
-        let done = OneShot<Void>()
-        auth = .inFlight(challenge: challenge, done: done)
+        state.authenticationStarted(challenge: challenge)
         do {
             let event = try NIP42.authEvent(
                 challenge: challenge, relayURL: url.description, createdAt: Self.now(), keys: keys, rng: &rng)
             let answer = try await sendAwaitingOK(.auth(event), id: event.id, timeout: configuration.authTimeout)
             guard answer.accepted else { throw RelayClientError.authenticationFailed(answer.message) }
-            if case .inFlight(let pending, _) = auth, pending == challenge { auth = .authenticated(challenge: challenge) }
+            state.authenticationEnded(challenge: challenge, accepted: true)
             logger.debug("authenticated")
-            done.succeed(())
+            authWaiters.removeValue(forKey: challenge)?.succeed(())
         } catch {
-            if case .inFlight(let pending, _) = auth, pending == challenge { auth = .none }
+            state.authenticationEnded(challenge: challenge, accepted: false)
             let failure: RelayClientError
             switch Self.relayError(error) {
             case .authenticationFailed(let why): failure = .authenticationFailed(why)
             case let other: failure = .authenticationFailed(other.description)
             }
-            done.fail(failure)
+            authWaiters.removeValue(forKey: challenge)?.fail(failure)
             throw failure
         }
     }

@@ -1,5 +1,6 @@
 import CSQLCipher
 import Foundation
+import SQLite
 
 /// The node's encrypted store: one SQLCipher database in the home, keyed from the passphrase
 /// with Argon2id, owned by exactly one process at a time.
@@ -57,7 +58,7 @@ public final class BurrowStore: @unchecked Sendable {
         let header = StoreHeader(kdf: parameters, keyCheck: key.checkValue(), cipherPageSize: cipherPageSize)
         do {
             try files.createEmptyDatabaseFile()
-            let connection = try SQLiteConnection(path: files.databasePath, create: true)
+            let connection = try SQLiteConnection(path: files.databasePath, options: .init(create: true), mapError: StoreError.init(sqlite:))
             try configure(connection, key: key, pageSize: header.cipherPageSize)
             try Schema.migrate(connection)
             try files.writeHeader(try header.encoded())
@@ -81,7 +82,7 @@ public final class BurrowStore: @unchecked Sendable {
         // From here on the key is right: anything SQLite cannot read is damage.
         guard let size = files.databaseSize() else { throw StoreError.storeCorrupt("the database file is missing") }
         guard size > 0 else { throw StoreError.storeCorrupt("the database file is empty") }
-        let connection = try SQLiteConnection(path: files.databasePath, create: false)
+        let connection = try SQLiteConnection(path: files.databasePath, options: .init(create: false), mapError: StoreError.init(sqlite:))
         try configure(connection, key: key, pageSize: header.cipherPageSize)
         let version = try Schema.currentVersion(connection)
         guard version > 0 else { throw StoreError.storeCorrupt("the database has no schema") }

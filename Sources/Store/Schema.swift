@@ -1,3 +1,5 @@
+import SQLite
+
 /// Versioned schema. `PRAGMA user_version` records the version (it lives in the database
 /// header, inside the transaction); each migration runs in its own transaction together with
 /// the version bump, so a crash leaves the schema at one version or the next.

@@ -1,3 +1,5 @@
+import SQLite
+
 /// Store failures, mapped one-to-one onto the CLI's error codes where the user must act.
 ///
 /// No case ever carries a passphrase, key, or stored content: messages name what was wrong
@@ -49,6 +51,18 @@ extension StoreError: CustomStringConvertible {
         case .keyDerivationFailed: return "key derivation failed (not enough memory for Argon2id)"
         case .unsupportedSchemaVersion(let v): return "the store has schema version \(v), newer than this program knows"
         case .misuse(let what): return "store misuse: \(what)"
+        }
+    }
+}
+
+extension StoreError {
+    /// The store's words for a failure of its SQLite connection.
+    init(sqlite failure: SQLiteFailure) {
+        switch failure {
+        case .closed: self = .misuse("the database connection is closed")
+        case .corrupt(let what): self = .storeCorrupt(what)
+        case .tooLarge(let what): self = .invalidInput(what)
+        case .failed(let code, let message): self = .sqlite(code: code, message: message)
         }
     }
 }

@@ -1,3 +1,5 @@
+import SQLite
+
 /// The view of the store inside one transaction. Its repositories read and write through the
 /// transaction's connection; using any of them after the transaction ended throws `misuse`.
 public final class StoreTransaction {

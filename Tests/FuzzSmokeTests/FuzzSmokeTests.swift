@@ -4,6 +4,7 @@ import MLS
 import Marmot
 import TestSupport
 import XCTest
+import Nostr
 
 /// Runs every fuzz target's entry point (the functions libFuzzer calls under `make fuzz`) over
 /// its checked-in seed corpus, the seeds the code generates, and a few thousand deterministic

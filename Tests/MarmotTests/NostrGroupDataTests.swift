@@ -2,6 +2,7 @@ import MLS
 import Marmot
 import XCTest
 import TestSupport
+import Nostr
 
 /// The 0xF2EE codec against bytes laid out by hand from MDK's `TlsNostrGroupDataExtension`
 /// (tls_codec derive: u16, [u8;32], then MLS varint-prefixed vectors), and hostile input.

@@ -3,9 +3,11 @@ import TestSupport
 import XCTest
 @testable import RelayClient
 
-final class RelayURLTests: XCTestCase {
-    func testParsesAndNormalizes() throws {
-        let a = try RelayURL("wss://Relay.Example.com")
+/// The pool dials Nostr's `RelayURL` (rust-nostr's rules, tested in NostrTests) and adds what a
+/// socket needs.
+final class RelayURLDialingTests: XCTestCase {
+    func testDialingParts() throws {
+        let a = try RelayURL.dialable("wss://Relay.Example.com")
         XCTAssertEqual(a.scheme, .wss)
         XCTAssertEqual(a.host, "relay.example.com")
         XCTAssertEqual(a.port, 443)
@@ -13,21 +15,23 @@ final class RelayURLTests: XCTestCase {
         XCTAssertEqual(a.description, "wss://relay.example.com")
         XCTAssertTrue(a.isTLS)
 
-        let b = try RelayURL("  ws://127.0.0.1:7000/nostr?x=1#frag ")
+        let b = try RelayURL.dialable("  ws://127.0.0.1:7000/nostr?x=1#frag ")
         XCTAssertEqual(b.port, 7000)
         XCTAssertEqual(b.path, "/nostr?x=1")
-        XCTAssertEqual(b.description, "ws://127.0.0.1:7000/nostr?x=1")
+        XCTAssertEqual(b.dialString, "ws://127.0.0.1:7000/nostr?x=1")
         XCTAssertFalse(b.isTLS)
+        XCTAssertTrue(b.isLoopback)
 
-        XCTAssertEqual(try RelayURL("wss://relay.example.com:443/").description, "wss://relay.example.com")
-        XCTAssertEqual(try RelayURL("ws://[::1]:8080").bareHost, "::1")
-        XCTAssertEqual(try RelayURL("ws://[::1]:8080").description, "ws://[::1]:8080")
+        XCTAssertEqual(try RelayURL.dialable("wss://relay.example.com:443/"), try RelayURL.dialable("wss://relay.example.com"))
+        XCTAssertEqual(try RelayURL.dialable("ws://[::1]:8080").bareHost, "::1")
+        XCTAssertEqual(try RelayURL.dialable("ws://[::1]:8080").description, "ws://[::1]:8080")
+        XCTAssertEqual(try RelayURL.dialable("ws://a.example:8080/x/?q").path, "/x/?q")
     }
 
     func testRejectsWhatWeCannotDial() {
         for text in ["", "relay.example.com", "http://relay.example.com", "wss://", "wss://:443", "wss://host:0",
                      "wss://host:65536", "wss://host:port", "wss://user@host", "wss://ho st", "wss://[::1", "ftp://x"] {
-            XCTAssertThrowsError(try RelayURL(text), text) { error in
+            XCTAssertThrowsError(try RelayURL.dialable(text), text) { error in
                 XCTAssertEqual(error as? RelayClientError, .invalidURL(text), text)
             }
         }

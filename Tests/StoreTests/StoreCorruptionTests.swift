@@ -1,3 +1,4 @@
+import SQLite
 import Foundation
 import XCTest
 @testable import Store
@@ -133,7 +134,7 @@ final class StoreCorruptionTests: StoreTestCase {
         _ = try makePopulatedStore()
         let header = try StoreHeader.decode(Data(contentsOf: headerURL))
         let key = try StoreKey(passphrase: testPassphrase, parameters: header.kdf)
-        let connection = try SQLiteConnection(path: databaseURL.path, create: false)
+        let connection = try SQLiteConnection(path: databaseURL.path, options: .init(create: false), mapError: StoreError.init(sqlite:))
         try key.withKeyLiteral { try connection.setKey($0) }
         try connection.exec("PRAGMA cipher_page_size = \(header.cipherPageSize)")
         try connection.exec("PRAGMA user_version = 99")

@@ -1,3 +1,4 @@
+import SQLite
 import XCTest
 @testable import Store
 
@@ -7,7 +8,7 @@ final class StoreMigrationTests: StoreTestCase {
     /// intents from `intent:`/`retry:` settings keys into `commit_intents`.
     func testV5KeepsGroupsAndMovesCommitIntents() throws {
         try FileManager.default.createDirectory(at: home, withIntermediateDirectories: true)
-        let c = try SQLiteConnection(path: home.appendingPathComponent("v4.db").path, create: true)
+        let c = try SQLiteConnection(path: home.appendingPathComponent("v4.db").path, options: .init(create: true), mapError: StoreError.init(sqlite:))
         defer { c.close() }
         for migration in Schema.migrations where migration.version <= 4 {
             try migration.apply(c)

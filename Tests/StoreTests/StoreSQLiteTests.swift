@@ -1,3 +1,4 @@
+import SQLite
 import XCTest
 @testable import Store
 
@@ -5,7 +6,7 @@ import XCTest
 final class StoreSQLiteTests: StoreTestCase {
     private func connection() throws -> SQLiteConnection {
         try FileManager.default.createDirectory(at: home, withIntermediateDirectories: true)
-        let c = try SQLiteConnection(path: home.appendingPathComponent("plain.db").path, create: true)
+        let c = try SQLiteConnection(path: home.appendingPathComponent("plain.db").path, options: .init(create: true), mapError: StoreError.init(sqlite:))
         try c.exec("CREATE TABLE t (i INTEGER, s TEXT, b BLOB)")
         return c
     }

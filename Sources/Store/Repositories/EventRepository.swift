@@ -1,3 +1,5 @@
+import SQLite
+
 /// Raw verified events, keyed by id.
 public struct EventRepository {
     let transaction: StoreTransaction

@@ -1,3 +1,5 @@
+import SQLite
+
 /// Our published KeyPackages.
 public struct KeyPackageRepository {
     let transaction: StoreTransaction

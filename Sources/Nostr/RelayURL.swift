@@ -1,11 +1,12 @@
-/// A ws/wss relay URL, parsed and printed the way rust-nostr 0.44's `RelayUrl` does, because
-/// MDK writes relay lists as `RelayUrl::to_string()` and orders them by the parsed URL.
+/// A ws/wss relay URL, parsed and printed the way rust-nostr 0.44's `RelayUrl` does: the one
+/// relay address type of Burrow, for MDK's relay lists and for dialing alike.
 ///
-/// rust-nostr parses with the WHATWG URL standard (the `url` crate) and prints the result
-/// without the trailing slash unless the input had one. So `WSS://Relay.Example.com:443`
-/// prints `wss://relay.example.com`, `wss://a.com?x` prints `wss://a.com/?x`. Two URLs are equal
-/// (and ordered) by their full WHATWG serialization, as `RelayUrl`'s `Eq`/`Ord` are: that is
-/// the order of an MDK relay set.
+/// MDK writes relay lists as `RelayUrl::to_string()` and orders them by the parsed URL, so
+/// rust-nostr's rules are followed exactly: it parses with the WHATWG URL standard (the `url`
+/// crate) and prints the result without the trailing slash unless the input had one. So
+/// `WSS://Relay.Example.com:443` prints `wss://relay.example.com`, `wss://a.com?x` prints
+/// `wss://a.com/?x`. Two URLs are equal (and ordered) by their full WHATWG serialization, as
+/// `RelayUrl`'s `Eq`/`Ord` are: that is the order of an MDK relay set.
 ///
 /// Implemented: scheme and host lowercasing, WHATWG IPv4 (hex, octal, short forms) and IPv6
 /// host normalization, default-port removal, dot segments, percent-encoding of the path, query
@@ -13,14 +14,30 @@
 /// normalize): C0 controls and spaces anywhere, user info, and hosts that need IDNA or
 /// percent-decoding (non-ASCII, `%`, `xn--` labels).
 public struct RelayURL: Hashable, Comparable, Sendable, CustomStringConvertible {
+    public enum Scheme: String, Sendable {
+        case ws, wss
+    }
+
     /// The form MDK writes and shows (`RelayUrl::as_str`).
     public let string: String
     /// The full WHATWG serialization: the identity and the sort key.
     public let serialization: String
+    public let scheme: Scheme
+    /// The normalized host; IPv6 literals keep their brackets.
+    public let host: String
+    /// The port to dial: the written one, else 443 for wss and 80 for ws.
+    public let port: Int
+    /// Path and query, at least "/": what the WebSocket upgrade requests.
+    public let path: String
 
-    public init(_ input: String) throws {
+    public init(_ input: String) throws(NostrError) {
         var parser = RelayURLParser(input)
-        serialization = try parser.parse()
+        let parts = try parser.parse()
+        serialization = parts.serialization
+        scheme = parts.scheme
+        host = parts.host
+        port = parts.port
+        path = parts.pathAndQuery
         if input.hasSuffix("/") {
             string = serialization
         } else {
@@ -31,6 +48,23 @@ public struct RelayURL: Hashable, Comparable, Sendable, CustomStringConvertible 
     }
 
     public var description: String { string }
+
+    public var isTLS: Bool { scheme == .wss }
+
+    /// Whether the host is this machine (`localhost`, 127.0.0.0/8, `[::1]`): reachable from
+    /// nowhere else.
+    public var isLoopback: Bool { host == "localhost" || host.hasPrefix("127.") || host == "[::1]" }
+
+    /// The host without IPv6 brackets, as a socket address or TLS server name wants it.
+    public var bareHost: String {
+        host.first == "[" ? String(host.dropFirst().dropLast()) : host
+    }
+
+    /// The text to dial: `string` without its fragment, which never reaches the server.
+    public var dialString: String {
+        guard let hash = string.firstIndex(of: "#") else { return string }
+        return String(string[..<hash])
+    }
 
     public static func == (lhs: RelayURL, rhs: RelayURL) -> Bool { lhs.serialization == rhs.serialization }
     public func hash(into hasher: inout Hasher) { hasher.combine(serialization) }
@@ -49,6 +83,15 @@ public struct RelayURL: Hashable, Comparable, Sendable, CustomStringConvertible 
     }
 }
 
+/// What the parser found: the serialization and the parts a dialer needs.
+private struct RelayURLParts {
+    var serialization: String
+    var scheme: RelayURL.Scheme
+    var host: String
+    var port: Int
+    var pathAndQuery: String
+}
+
 /// The WHATWG parsing steps for special schemes ws and wss, over UTF-8 bytes.
 private struct RelayURLParser {
     let input: [UInt8]
@@ -60,15 +103,15 @@ private struct RelayURLParser {
         self.input = Array(input.utf8)
     }
 
-    func fail(_ reason: String) -> MarmotError { .invalidRelayURL(original, reason: reason) }
+    func fail(_ reason: String) -> NostrError { .invalidRelayURL(original, reason: reason) }
 
-    mutating func parse() throws -> String {
+    mutating func parse() throws(NostrError) -> RelayURLParts {
         guard !input.contains(where: { $0 <= 0x20 }) else { throw fail("contains a space or control character") }
         // rust-nostr: "://" must appear only once.
         guard occurrences(of: Array("://".utf8)) <= 1 else { throw fail("multiple scheme separators") }
 
-        let scheme = try parseScheme()
-        guard scheme == "ws" || scheme == "wss" else { throw fail("scheme is not ws or wss") }
+        let schemeText = try parseScheme()
+        guard let scheme = RelayURL.Scheme(rawValue: schemeText) else { throw fail("scheme is not ws or wss") }
         // WHATWG skips any run of slashes and backslashes after a special scheme's colon.
         while index < input.count, input[index] == 0x2F || input[index] == 0x5C { index += 1 }
 
@@ -77,23 +120,27 @@ private struct RelayURLParser {
         index = authorityEnd
         guard !authority.contains(0x40) else { throw fail("user info is not supported") }
         let (host, port) = try parseAuthority(authority)
-        let defaultPort: UInt16 = scheme == "ws" ? 80 : 443
+        let defaultPort: UInt16 = scheme == .ws ? 80 : 443
 
-        var out = scheme + "://" + host
+        var out = schemeText + "://" + host
         if let port, port != defaultPort { out += ":" + String(port) }
-        out += try parsePath()
+        var pathAndQuery = try parsePath()
         if index < input.count, input[index] == 0x3F {
             index += 1
             let end = input[index...].firstIndex(of: 0x23) ?? input.count
-            out += "?" + percentEncode(input[index..<end], set: Self.specialQuerySet)
+            pathAndQuery += "?" + percentEncode(input[index..<end], set: Self.specialQuerySet)
             index = end
         }
+        out += pathAndQuery
         if index < input.count, input[index] == 0x23 {
             index += 1
             out += "#" + percentEncode(input[index...], set: Self.fragmentSet)
             index = input.count
         }
-        return out
+        if pathAndQuery.isEmpty || pathAndQuery.first == "?" { pathAndQuery = "/" + pathAndQuery }
+        return RelayURLParts(
+            serialization: out, scheme: scheme, host: host, port: Int(port ?? defaultPort), pathAndQuery: pathAndQuery
+        )
     }
 
     func occurrences(of needle: [UInt8]) -> Int {
@@ -104,7 +151,7 @@ private struct RelayURLParser {
     }
 
     /// ALPHA *( ALPHA / DIGIT / "+" / "-" / "." ) ":" — lowercased.
-    mutating func parseScheme() throws -> String {
+    mutating func parseScheme() throws(NostrError) -> String {
         guard let colon = input.firstIndex(of: 0x3A), colon > 0, isAlpha(input[0]) else { throw fail("no scheme") }
         var scheme: [UInt8] = []
         for c in input[0..<colon] {
@@ -115,7 +162,7 @@ private struct RelayURLParser {
         return String(decoding: scheme, as: UTF8.self)
     }
 
-    func parseAuthority(_ authority: [UInt8]) throws -> (String, UInt16?) {
+    func parseAuthority(_ authority: [UInt8]) throws(NostrError) -> (String, UInt16?) {
         var hostBytes = authority
         var port: UInt16?
         // The port separator is the last ':' outside an IPv6 literal.
@@ -153,7 +200,7 @@ private struct RelayURLParser {
     }
 
     /// Path segments with "." and ".." (and their %2e forms) resolved, percent-encoded.
-    mutating func parsePath() throws -> String {
+    mutating func parsePath() throws(NostrError) -> String {
         var segments: [String] = []
         // The leading separator, if any, is consumed by the path start state.
         if index < input.count, input[index] == 0x2F || input[index] == 0x5C { index += 1 }
@@ -228,7 +275,7 @@ private struct RelayURLParser {
         return value
     }
 
-    func parseIPv4(_ host: [UInt8]) throws -> UInt32 {
+    func parseIPv4(_ host: [UInt8]) throws(NostrError) -> UInt32 {
         var parts = host.split(separator: 0x2E, omittingEmptySubsequences: false).map(Array.init)
         if parts.last?.isEmpty == true, parts.count > 1 { parts.removeLast() }
         guard parts.count <= 4 else { throw fail("IPv4 host has more than four parts") }
@@ -250,7 +297,7 @@ private struct RelayURLParser {
     }
 
     /// The WHATWG IPv6 parser (eight 16-bit pieces, one `::`, an optional dotted IPv4 tail).
-    func parseIPv6(_ s: [UInt8]) throws -> [UInt16] {
+    func parseIPv6(_ s: [UInt8]) throws(NostrError) -> [UInt16] {
         var pieces = [UInt16](repeating: 0, count: 8)
         var pieceIndex = 0
         var compress: Int?

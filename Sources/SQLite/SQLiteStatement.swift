@@ -2,7 +2,7 @@ import CSQLCipher
 
 /// A prepared statement: bind parameters (1-based), step, read columns (0-based).
 /// Finalized when released.
-final class SQLiteStatement {
+public final class SQLiteStatement {
     private let handle: OpaquePointer
     private let connection: SQLiteConnection
 
@@ -15,11 +15,11 @@ final class SQLiteStatement {
 
     // MARK: Binding
 
-    func bind(_ values: [SQLiteValue]) throws {
+    public func bind(_ values: [SQLiteValue]) throws {
         for (offset, value) in values.enumerated() { try bind(value, at: Int32(offset + 1)) }
     }
 
-    func bind(_ value: SQLiteValue, at index: Int32) throws {
+    public func bind(_ value: SQLiteValue, at index: Int32) throws {
         let rc: Int32
         switch value {
         case .integer(let v):
@@ -28,11 +28,11 @@ final class SQLiteStatement {
             rc = sqlite3_bind_null(handle, index)
         case .text(let s):
             let count = s.utf8.count
-            guard count <= Int32.max else { throw StoreError.invalidInput("text value too large") }
+            guard count <= Int32.max else { throw connection.mapError(.tooLarge("text value too large")) }
             // withCString never yields a null pointer, so an empty string binds '' and not NULL.
             rc = s.withCString { sqlite3_bind_text(handle, index, $0, Int32(count), csqlcipher_transient()) }
         case .blob(let bytes):
-            guard bytes.count <= Int32.max else { throw StoreError.invalidInput("blob value too large") }
+            guard bytes.count <= Int32.max else { throw connection.mapError(.tooLarge("blob value too large")) }
             if bytes.isEmpty {
                 // A null pointer would bind NULL; an empty blob is a zero-length zeroblob.
                 rc = sqlite3_bind_zeroblob(handle, index, 0)
@@ -42,18 +42,18 @@ final class SQLiteStatement {
                 }
             }
         }
-        guard rc == SQLITE_OK else { throw SQLiteConnection.error(code: rc, handle: connection.handle) }
+        guard rc == SQLITE_OK else { throw connection.mapError(SQLiteConnection.failure(code: rc, handle: connection.handle)) }
     }
 
-    func bind(_ value: Int64, at index: Int32) throws { try bind(.integer(value), at: index) }
-    func bind(_ value: String, at index: Int32) throws { try bind(.text(value), at: index) }
-    func bind(_ value: [UInt8], at index: Int32) throws { try bind(.blob(value), at: index) }
-    func bindNull(at index: Int32) throws { try bind(.null, at: index) }
+    public func bind(_ value: Int64, at index: Int32) throws { try bind(.integer(value), at: index) }
+    public func bind(_ value: String, at index: Int32) throws { try bind(.text(value), at: index) }
+    public func bind(_ value: [UInt8], at index: Int32) throws { try bind(.blob(value), at: index) }
+    public func bindNull(at index: Int32) throws { try bind(.null, at: index) }
 
     // MARK: Stepping
 
     /// Advances to the next row: true when a row is available, false when the statement is done.
-    func step() throws -> Bool {
+    public func step() throws -> Bool {
         let rc = sqlite3_step(handle)
         switch rc {
         case SQLITE_ROW: return true
@@ -61,8 +61,8 @@ final class SQLiteStatement {
         case SQLITE_ERROR where Self.isGenericError(connection.handle):
             // The statement compiled, so a bare SQLITE_ERROR while stepping comes from below
             // SQL: SQLCipher reports a page that fails its HMAC this way.
-            throw StoreError.storeCorrupt("the database file is unreadable (a page failed its integrity check)")
-        default: throw SQLiteConnection.error(code: rc, handle: connection.handle)
+            throw connection.mapError(.corrupt("the database file is unreadable (a page failed its integrity check)"))
+        default: throw connection.mapError(SQLiteConnection.failure(code: rc, handle: connection.handle))
         }
     }
 
@@ -73,30 +73,30 @@ final class SQLiteStatement {
     }
 
     /// Makes the statement ready to run again with new bindings.
-    func reset() {
+    public func reset() {
         sqlite3_reset(handle)
         sqlite3_clear_bindings(handle)
     }
 
     // MARK: Columns
 
-    func isNull(_ column: Int32) -> Bool { sqlite3_column_type(handle, column) == SQLITE_NULL }
+    public func isNull(_ column: Int32) -> Bool { sqlite3_column_type(handle, column) == SQLITE_NULL }
 
-    func int64(_ column: Int32) -> Int64 { sqlite3_column_int64(handle, column) }
+    public func int64(_ column: Int32) -> Int64 { sqlite3_column_int64(handle, column) }
 
-    func int(_ column: Int32) -> Int { Int(sqlite3_column_int64(handle, column)) }
+    public func int(_ column: Int32) -> Int { Int(sqlite3_column_int64(handle, column)) }
 
-    func bool(_ column: Int32) -> Bool { sqlite3_column_int64(handle, column) != 0 }
+    public func bool(_ column: Int32) -> Bool { sqlite3_column_int64(handle, column) != 0 }
 
     /// The column as UTF-8 text; nil for NULL.
-    func text(_ column: Int32) -> String? {
+    public func text(_ column: Int32) -> String? {
         guard let ptr = sqlite3_column_text(handle, column) else { return nil }
         let count = Int(sqlite3_column_bytes(handle, column))
         return String(decoding: UnsafeBufferPointer(start: ptr, count: count), as: UTF8.self)
     }
 
     /// The column as bytes; nil for NULL, `[]` for an empty blob.
-    func blob(_ column: Int32) -> [UInt8]? {
+    public func blob(_ column: Int32) -> [UInt8]? {
         if isNull(column) { return nil }
         // column_blob before column_bytes, as SQLite documents.
         let ptr = sqlite3_column_blob(handle, column)

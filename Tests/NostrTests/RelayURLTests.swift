@@ -1,4 +1,4 @@
-import Marmot
+import Nostr
 import XCTest
 import TestSupport
 
@@ -63,7 +63,9 @@ final class RelayURLTests: XCTestCase {
 
     func testRejections() {
         for input in Self.rejected {
-            XCTAssertThrowsMarmot(.invalidRelayURL(), try RelayURL(input))
+            XCTAssertThrowsError(try RelayURL(input), input) { error in
+                guard case .invalidRelayURL = error as? NostrError else { return XCTFail("\(input): \(error)") }
+            }
         }
     }
 
