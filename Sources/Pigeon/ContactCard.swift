@@ -46,7 +46,7 @@ public struct ContactCard: Sendable, Hashable {
     // MARK: Issuing
 
     /// The digest `N` signs: SHA-256(domain ‖ I ‖ N).
-    static func linkDigest(identity: Ed25519PublicKey, nostrKey: PublicKey) -> [UInt8] {
+    public static func linkDigest(identity: Ed25519PublicKey, nostrKey: PublicKey) -> [UInt8] {
         Primitives.sha256(Domain.nostrLink + identity.bytes + nostrKey.bytes)
     }
 

@@ -12,7 +12,7 @@ public struct IdentityBundle: Sendable, Hashable {
     public let signature: [UInt8]
 
     /// The signed message: domain ‖ I ‖ S.
-    static func message(identity: Ed25519PublicKey, staticKey: X25519PublicKey) -> [UInt8] {
+    public static func message(identity: Ed25519PublicKey, staticKey: X25519PublicKey) -> [UInt8] {
         Domain.bundle + identity.bytes + staticKey.bytes
     }
 
