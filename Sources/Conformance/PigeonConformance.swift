@@ -37,7 +37,9 @@ public enum PigeonConformance {
         case "safety_number": try safetyNumberCase(entry)
         case "card_reject": try cardRejectCase(entry)
         case "card_accept": try cardAcceptCase(entry)
-        case "script": try PigeonScript(entry).run()
+        case "script":
+            var script = try PigeonScript(entry)
+            try script.run()
         case "nostr": try nostrCase(entry)
         default: throw CaseFailure("unknown case kind \(kind)")
         }

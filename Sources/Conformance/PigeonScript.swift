@@ -135,7 +135,7 @@ struct PigeonScript {
         if let code = expect?["error"]?.stringValue {
             do {
                 _ = try party.state.deliver(frame: frame, now: now, keys: &keys)
-            } catch let error as PigeonError {
+            } catch {
                 guard error.code == code else { throw CaseFailure("refused with \(error.code), expected \(code)") }
                 guard keys.ephemeralIndex == party.keys.ephemeralIndex, keys.ratchetIndex == party.keys.ratchetIndex else {
                     throw CaseFailure("a refusal consumed keys")

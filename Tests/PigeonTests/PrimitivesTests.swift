@@ -77,7 +77,7 @@ final class PrimitivesTests: XCTestCase {
             "A1LQFN3A", "a1lqfn3a",
             "an83characterlonghumanreadablepartthatcontainsthetheexcludedcharactersbioandnumber11sg7hg6",
             "abcdef1l7aum6echk45nj3s0wdvt2fg8x9yrzpqzd3ryx",
-            "11llllllllllllllllllllllllllllllllllllllllllllllllllllllllllllllllllllllllllllllllllllludsr8",
+            "11" + String(repeating: "l", count: 82) + "ludsr8",
             "split1checkupstagehandshakeupstreamerranterredcaperredlc445v", "?1v759aa",
         ]
         for string in valid {
