@@ -88,9 +88,9 @@ public struct DoubleRatchet: Sendable, Equatable {
         skipped.removeAll { now > $0.storedAt && now - $0.storedAt > Self.skippedKeyLifetimeMs }
     }
 
-    /// Opens a message frame; returns the padded plaintext. On a throw `self` is unchanged and
-    /// `nextKey` was not called... except that the ratchet key it returned is simply dropped
-    /// by the caller (the caller restores its key source on a throw).
+    /// Opens a message frame; returns the padded plaintext. Works on a copy: on a throw `self`
+    /// is unchanged. A DH step draws a ratchet key from `keys`; on a throw the engine restores
+    /// its key source, so the key pair made in a refused step is discarded, not consumed.
     mutating func decrypt<K: PigeonKeySource>(
         frame: Frame, binding: [UInt8], now: UInt64, keys: inout K
     ) throws(PigeonError) -> [UInt8] {
