@@ -47,6 +47,12 @@ let package = Package(
             dependencies: [.product(name: "Crypto", package: "swift-crypto")],
             swiftSettings: swift6
         ),
+        // Pigeon direct messages (docs/pigeon-dm.md): identity cards, Noise XX, Double Ratchet, the DM engine.
+        .target(
+            name: "Pigeon",
+            dependencies: ["Nostr", .product(name: "Crypto", package: "swift-crypto")],
+            swiftSettings: swift6
+        ),
         .target(
             name: "Marmot",
             dependencies: ["MLS", "Nostr", "CSodium", .product(name: "Crypto", package: "swift-crypto")],
@@ -85,7 +91,7 @@ let package = Package(
         ),
         .target(
             name: "Conformance",
-            dependencies: ["Nostr", "MLS", .product(name: "Crypto", package: "swift-crypto")],
+            dependencies: ["Nostr", "MLS", "Pigeon", .product(name: "Crypto", package: "swift-crypto")],
             swiftSettings: swift6
         ),
         // The command-line program: a library (so the crash tests' probe runs the same code)
@@ -141,13 +147,14 @@ let package = Package(
         // corpora by FuzzSmokeTests.
         .target(
             name: "FuzzTargets",
-            dependencies: ["MLS", "Nostr", "Marmot", "CSodium", .product(name: "Crypto", package: "swift-crypto")],
+            dependencies: ["MLS", "Nostr", "Marmot", "Pigeon", "CSodium", .product(name: "Crypto", package: "swift-crypto")],
             swiftSettings: swift6
         ),
 
         // Tests. TestSupport locates fixtures and starts third-party peers for the suites.
         .target(name: "TestSupport", dependencies: ["Nostr", "MLS", "Marmot"], path: "Tests/TestSupport", swiftSettings: swift6),
         .testTarget(name: "NostrTests", dependencies: ["TestSupport", "Nostr"], swiftSettings: swift6),
+        .testTarget(name: "PigeonTests", dependencies: ["TestSupport", "Pigeon", "Nostr", "Conformance", "FuzzTargets"], swiftSettings: swift6),
         .testTarget(name: "MLSTests", dependencies: ["TestSupport", "MLS"], swiftSettings: swift6),
         .testTarget(name: "MarmotTests", dependencies: ["TestSupport", "Marmot", "MLS", "Nostr"], swiftSettings: swift6),
         .testTarget(name: "RelayClientTests", dependencies: ["TestSupport", "RelayClient", "Nostr"], swiftSettings: swift6),

@@ -2,6 +2,7 @@ import Foundation
 import MLS
 import Marmot
 import Nostr
+import Pigeon
 
 /// Seed inputs made by the code itself (real groups, KeyPackages, events and payloads under the
 /// targets' fixed keys), per target. They complement the checked-in corpora under
@@ -20,6 +21,8 @@ public enum FuzzSeeds {
         case NIP44Target.name: return try nip44()
         case MarmotEventTarget.name: return try marmotEvent()
         case GroupEventTarget.name: return try groupEvent()
+        case PigeonFrameTarget.name: return try pigeonFrame()
+        case PigeonCardTarget.name: return try pigeonCard()
         default: return []
         }
     }
@@ -38,6 +41,24 @@ public enum FuzzSeeds {
     }
 
     // MARK: Per target
+
+    static func pigeonFixture() throws -> PigeonFixture {
+        guard let fixture = PigeonFixture.shared else { throw FixtureError("the Pigeon fixture could not be made") }
+        return fixture
+    }
+
+    /// Frames the fixture's Bob has not seen (mode 0) and the same frames as rumor content (mode 1).
+    static func pigeonFrame() throws -> [Seed] {
+        let frames = try pigeonFixture().frames
+        return frames.map { ($0.name, [0] + $0.bytes) }
+            + frames.map { ("\($0.name)-base64", [1] + Array(Data($0.bytes).base64EncodedString().utf8)) }
+    }
+
+    static func pigeonCard() throws -> [Seed] {
+        let fixture = try pigeonFixture()
+        return [("alice", [0] + fixture.aliceCard.bytes), ("bob", [0] + fixture.bobCard.bytes),
+                ("alice-text", [1] + Array(fixture.aliceCard.text.utf8)), ("bob-qr", [1] + Array(fixture.bobCard.qrText.utf8))]
+    }
 
     static func mlsMessage() throws -> [Seed] {
         var seeds: [Seed] = [("welcome-to-fixture", try WelcomeFixture.welcomeMessage())]

@@ -1,9 +1,16 @@
-/// BIP-173 bech32 (the original checksum constant 1, not bech32m), as NIP-19 uses it.
+/// BIP-173 bech32 (the original checksum constant 1), as NIP-19 uses it, and BIP-350 bech32m
+/// (constant 0x2bc830a3, `Bech32m` below), as Pigeon's contact cards use it.
 ///
 /// NIP-19 lifts BIP-173's 90-character limit (TLV entities with relays are longer), so the
 /// limit here is `maximumLength`.
 enum Bech32 {
     static let maximumLength = 5000
+
+    /// The checksum variant: the value the polymod of a valid string equals.
+    enum Variant {
+        case bech32, bech32m
+        var constant: UInt32 { self == .bech32 ? 1 : 0x2bc8_30a3 }
+    }
     private static let charset: [UInt8] = Array("qpzry9x8gf2tvdw0s3jn54khce6mua7l".utf8)
     private static let reverse: [Int8] = {
         var table = [Int8](repeating: -1, count: 128)
@@ -27,10 +34,10 @@ enum Bech32 {
     }
 
     /// Encodes 8-bit `data` under the lowercase human-readable part `hrp`.
-    static func encode(hrp: String, data: [UInt8]) -> String {
+    static func encode(hrp: String, data: [UInt8], variant: Variant = .bech32) -> String {
         let hrpBytes = Array(hrp.utf8)
         let values = convertBits(data, from: 8, to: 5, pad: true) ?? []
-        let polymodValue = polymod(expandHRP(hrpBytes) + values + [0, 0, 0, 0, 0, 0]) ^ 1
+        let polymodValue = polymod(expandHRP(hrpBytes) + values + [0, 0, 0, 0, 0, 0]) ^ variant.constant
         var out = hrpBytes
         out.append(UInt8(ascii: "1"))
         for v in values { out.append(charset[Int(v)]) }
@@ -39,7 +46,9 @@ enum Bech32 {
     }
 
     /// Decodes a bech32 string into its lowercase human-readable part and 8-bit data.
-    static func decode(_ string: String) throws -> (hrp: String, data: [UInt8]) {
+    static func decode(
+        _ string: String, variant: Variant = .bech32, maximumLength: Int = Bech32.maximumLength
+    ) throws -> (hrp: String, data: [UInt8]) {
         let bytes = Array(string.utf8)
         guard bytes.count >= 8, bytes.count <= maximumLength else { throw NostrError.bech32InvalidLength }
         var hasLower = false, hasUpper = false
@@ -60,7 +69,7 @@ enum Bech32 {
             guard v >= 0 else { throw NostrError.bech32InvalidCharacter }
             values.append(UInt8(v))
         }
-        guard polymod(expandHRP(hrp) + values) == 1 else { throw NostrError.bech32InvalidChecksum }
+        guard polymod(expandHRP(hrp) + values) == variant.constant else { throw NostrError.bech32InvalidChecksum }
         guard let data = convertBits(values.dropLast(6), from: 5, to: 8, pad: false) else {
             throw NostrError.bech32InvalidPadding
         }
@@ -89,5 +98,22 @@ enum Bech32 {
             return nil
         }
         return out
+    }
+}
+
+/// BIP-350 bech32m over 8-bit data: the checksum of bech32 with constant 0x2bc830a3, so a
+/// string checksummed as plain bech32 does not decode here (nor the reverse).
+public enum Bech32m {
+    /// Encodes `data` under the lowercase human-readable part `hrp` (lower-case output; upper-case
+    /// the whole string for QR alphanumeric mode).
+    public static func encode(hrp: String, data: [UInt8]) -> String {
+        Bech32.encode(hrp: hrp, data: data, variant: .bech32m)
+    }
+
+    /// Decodes a bech32m string of at most `maximumLength` characters (all lower or all upper
+    /// case) into its lowercase human-readable part and 8-bit data. Throws the `bech32*` cases
+    /// of `NostrError`.
+    public static func decode(_ string: String, maximumLength: Int) throws -> (hrp: String, data: [UInt8]) {
+        try Bech32.decode(string, variant: .bech32m, maximumLength: maximumLength)
     }
 }

@@ -9,7 +9,7 @@ struct ConformanceCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "conformance",
         abstract: "Run a published conformance vector file.",
-        subcommands: [BIP340.self, NIP44.self, MLS.self]
+        subcommands: [BIP340.self, NIP44.self, MLS.self, Pigeon.self]
     )
 
     struct BIP340: AsyncRunnable {
@@ -47,6 +47,20 @@ struct ConformanceCommand: AsyncParsableCommand {
         mutating func runAsync() async throws {
             let bytes = try ConformanceCommand.read(file, json: globals.json)
             try ConformanceCommand.finish(MLSConformance.run(test: test, json: bytes), json: globals.json)
+        }
+    }
+
+    struct Pigeon: AsyncRunnable {
+        static let configuration = CommandConfiguration(
+            commandName: "pigeon",
+            abstract: "A Pigeon DM vector file (cards.json, reject.json, conversations.json, transport.json)."
+        )
+        @OptionGroup var globals: GlobalOptions
+        @Argument(help: "The vector file.") var file: String
+
+        mutating func runAsync() async throws {
+            let bytes = try ConformanceCommand.read(file, json: globals.json)
+            try ConformanceCommand.finish(PigeonConformance.run(json: bytes), json: globals.json)
         }
     }
 
