@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import Node
 
 /// The `burrow` program, as a library so the crash tests' probe runs the very same code.
 public enum BurrowMain {
@@ -11,7 +12,8 @@ public enum BurrowMain {
         do {
             var command = try Burrow.parseAsRoot(arguments)
             if var asyncCommand = command as? any AsyncRunnable {
-                try await asyncCommand.runAsync()
+                // The store, Argon2id and MLS work block: keep them off the cooperative pool.
+                try await BlockingWorkExecutor.run { try await asyncCommand.runAsync() }
             } else {
                 try command.run()
             }
