@@ -74,7 +74,7 @@ public final class GroupEventFixture: @unchecked Sendable {
         self.receiverState = receiver.mls.serialized()
         self.secrets = secrets
         self.exporterSecret = exporterSecret
-        self.nostrGroupID = alice.nostrGroupID
+        self.nostrGroupID = alice.nostrGroupID.bytes
         self.senders = [
             Sender(leaf: alice.mls.ownLeafIndex, signer: alice.mls.signer, identity: aliceKeys.publicKey),
             Sender(leaf: carolGroup.mls.ownLeafIndex, signer: carolGroup.mls.signer, identity: carolKeys.publicKey),

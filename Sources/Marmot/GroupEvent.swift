@@ -9,7 +9,7 @@ import Nostr
 public struct ValidatedGroupEvent: Hashable, Sendable {
     public let event: Event
     /// The `nostr_group_id` (from the `h` tag) that selects the group.
-    public let nostrGroupID: [UInt8]
+    public let nostrGroupID: NostrGroupID
     /// The decoded content: 12-byte nonce, then ChaCha20-Poly1305 ciphertext and 16-byte tag.
     public let payload: [UInt8]
 
@@ -40,7 +40,7 @@ public struct ValidatedGroupEvent: Hashable, Sendable {
 /// MLS message itself is not yet processed (framing, signatures, epoch): that is the group's job.
 public struct DecryptedGroupEvent: Hashable, Sendable {
     public let event: Event
-    public let nostrGroupID: [UInt8]
+    public let nostrGroupID: NostrGroupID
     public let message: MLSMessage
     /// The exact decrypted bytes (what the sender serialized).
     public let messageBytes: [UInt8]
@@ -119,6 +119,6 @@ public enum GroupEvent {
 
         let payload = try StrictBase64.decode(event.content, field: "content")
         guard payload.count >= minimumPayloadLength else { throw MarmotError.groupEventContentTooShort(payload.count) }
-        return ValidatedGroupEvent(event: event, nostrGroupID: nostrGroupID, payload: payload)
+        return ValidatedGroupEvent(event: event, nostrGroupID: NostrGroupID(nostrGroupID), payload: payload)
     }
 }

@@ -32,12 +32,12 @@ extension BurrowNode {
             relays: try ours.map(Self.relayURL), invitees: fetched.map(\.keyPackage), now: now, using: &rng)
         let wraps = try giftWraps(welcomes, inbox: Self.inboxes(fetched), ours: ours, now: now, using: &rng)
         var loaded = LoadedGroup(row: StoredGroup(
-            mlsGroupID: group.mlsGroupID, nostrGroupID: group.nostrGroupID, state: .active, mlsState: [], createdAt: now,
+            mlsGroupID: group.mlsGroupID.bytes, nostrGroupID: group.nostrGroupID.bytes, state: .active, mlsState: [], createdAt: now,
             lastSelfUpdate: now, syncSince: now), group: group)
         try store.transaction { tx in
             try loaded.save(tx)
             for (wrap, urls) in wraps {
-                try tx.outbox.insert(OutboxEntry(eventID: wrap.id.bytes, mlsGroupID: group.mlsGroupID, purpose: .welcome,
+                try tx.outbox.insert(OutboxEntry(eventID: wrap.id.bytes, mlsGroupID: group.mlsGroupID.bytes, purpose: .welcome,
                                                  json: wrap.jsonString, relays: urls, createdAt: now))
             }
         }
@@ -51,7 +51,7 @@ extension BurrowNode {
     }
 
     /// Adds members to a group just brought up to date.
-    func addMembers(caughtUp id: [UInt8], keys invitees: [PublicKey], timeout: Duration) async throws -> GroupView {
+    func addMembers(caughtUp id: MLSGroupID, keys invitees: [PublicKey], timeout: Duration) async throws -> GroupView {
         let current = try store.transaction { try loadGroup(mlsGroupID: id, in: $0) }
         guard current.group.isAdmin(publicKey) else { throw NodeError.notAdmin("only admins may add members") }
         let existing = Set(current.group.members)
@@ -71,7 +71,7 @@ extension BurrowNode {
         try await removeMembers(caughtUp: try await catchUp(groupText, timeout: timeout), keys: keys, timeout: timeout)
     }
 
-    func removeMembers(caughtUp id: [UInt8], keys: [PublicKey], timeout: Duration) async throws -> GroupView {
+    func removeMembers(caughtUp id: MLSGroupID, keys: [PublicKey], timeout: Duration) async throws -> GroupView {
         try await commit(id, timeout: timeout, intent: .remove(unique(keys))) { group, now, rng in
             try group.removeMembers(self.unique(keys), committer: self.publicKey, now: now, using: &rng)
         }
@@ -82,7 +82,7 @@ extension BurrowNode {
         try await updateGroup(caughtUp: try await catchUp(groupText, timeout: timeout), name: name, description: description, timeout: timeout)
     }
 
-    func updateGroup(caughtUp id: [UInt8], name: String?, description: String?, timeout: Duration) async throws -> GroupView {
+    func updateGroup(caughtUp id: MLSGroupID, name: String?, description: String?, timeout: Duration) async throws -> GroupView {
         try await commit(id, timeout: timeout, intent: .rename(name: name, description: description)) { group, now, rng in
             var data = group.data
             if let name { data.name = name }
@@ -96,7 +96,7 @@ extension BurrowNode {
         try await changeAdmins(caughtUp: try await catchUp(groupText, timeout: timeout), add: add, remove: remove, timeout: timeout)
     }
 
-    func changeAdmins(caughtUp id: [UInt8], add: [PublicKey], remove: [PublicKey], timeout: Duration) async throws -> GroupView {
+    func changeAdmins(caughtUp id: MLSGroupID, add: [PublicKey], remove: [PublicKey], timeout: Duration) async throws -> GroupView {
         try await commit(id, timeout: timeout, intent: .admins(add: add, remove: remove)) { group, now, rng in
             let members = Set(group.members)
             for key in add where !members.contains(key) { throw NodeError.invalidInput("\(key.hex) is not a member") }
@@ -168,7 +168,7 @@ extension BurrowNode {
             try loaded.save(tx)
             let urls = relayURLs(for: loaded.group, ours: ours)
             try tx.processedEvents.mark(eventID: event.id.bytes, outcome: "own proposal", at: now)
-            try tx.outbox.insert(OutboxEntry(eventID: event.id.bytes, mlsGroupID: id, purpose: .proposal, json: event.jsonString,
+            try tx.outbox.insert(OutboxEntry(eventID: event.id.bytes, mlsGroupID: id.bytes, purpose: .proposal, json: event.jsonString,
                                              relays: urls, createdAt: now))
             return (event, urls)
         }
@@ -182,7 +182,7 @@ extension BurrowNode {
 
     /// A commit of ours stored pending with its welcomes queued behind it, not published yet.
     public struct StagedCommit: Sendable {
-        public let mlsGroupID: [UInt8]
+        public let mlsGroupID: MLSGroupID
         public let pending: MarmotGroup.PendingCommitEvent
         /// Where it is to be published.
         public let relays: [String]
@@ -190,7 +190,7 @@ extension BurrowNode {
 
     /// Makes a commit on the stored group, stores it pending with its welcomes, publishes it,
     /// merges it once a relay accepted it (clears it otherwise), then sends the welcomes.
-    func commit(_ id: [UInt8], timeout: Duration, invitees: [InviteeKeyPackage] = [], intent: CommitIntent? = nil,
+    func commit(_ id: MLSGroupID, timeout: Duration, invitees: [InviteeKeyPackage] = [], intent: CommitIntent? = nil,
                 _ make: (inout MarmotGroup, Int64, inout SystemRandomNumberGenerator) throws -> MarmotGroup.PendingCommitEvent)
         async throws -> GroupView
     {
@@ -221,13 +221,13 @@ extension BurrowNode {
     /// before anything is stored, then the group with its pending commit, the dedup record, the
     /// intent and the outbox entries (welcomes behind the commit) commit in one transaction.
     public func stageCommit(
-        _ id: [UInt8], _ make: (inout MarmotGroup, Int64, inout SystemRandomNumberGenerator) throws -> MarmotGroup.PendingCommitEvent
+        _ id: MLSGroupID, _ make: (inout MarmotGroup, Int64, inout SystemRandomNumberGenerator) throws -> MarmotGroup.PendingCommitEvent
     ) throws -> StagedCommit {
         try stageCommit(id, inbox: [:], intent: nil, make)
     }
 
     func stageCommit(
-        _ id: [UInt8], inbox: [PublicKey: [String]], intent: CommitIntent?,
+        _ id: MLSGroupID, inbox: [PublicKey: [String]], intent: CommitIntent?,
         _ make: (inout MarmotGroup, Int64, inout SystemRandomNumberGenerator) throws -> MarmotGroup.PendingCommitEvent
     ) throws -> StagedCommit {
         var rng = SystemRandomNumberGenerator()
@@ -248,13 +248,13 @@ extension BurrowNode {
             let urls = relayURLs(for: loaded.group, ours: ours)
             try tx.processedEvents.mark(eventID: pending.event.id.bytes, outcome: "own commit", at: now)
             if let intent {
-                try tx.commitIntents.record(StoredCommitIntent(commitEventID: pending.event.id.bytes, mlsGroupID: id, intent: intent.json,
+                try tx.commitIntents.record(StoredCommitIntent(commitEventID: pending.event.id.bytes, mlsGroupID: id.bytes, intent: intent.json,
                                                                createdAt: now))
             }
-            try tx.outbox.insert(OutboxEntry(eventID: pending.event.id.bytes, mlsGroupID: id, purpose: .commit,
+            try tx.outbox.insert(OutboxEntry(eventID: pending.event.id.bytes, mlsGroupID: id.bytes, purpose: .commit,
                                              json: pending.event.jsonString, relays: urls, createdAt: now))
             for (wrap, wrapURLs) in wraps {
-                try tx.outbox.insert(OutboxEntry(eventID: wrap.id.bytes, mlsGroupID: id, purpose: .welcome, json: wrap.jsonString,
+                try tx.outbox.insert(OutboxEntry(eventID: wrap.id.bytes, mlsGroupID: id.bytes, purpose: .welcome, json: wrap.jsonString,
                                                  relays: wrapURLs, afterEvent: pending.event.id.bytes, createdAt: now))
             }
             return StagedCommit(mlsGroupID: id, pending: pending, relays: urls)

@@ -9,7 +9,7 @@ extension LoadedGroup {
 
     func view(stale: Bool) -> GroupView {
         GroupView(
-            nostrGroupID: Hex.encode(group.nostrGroupID), mlsGroupID: Hex.encode(group.mlsGroupID), name: group.data.name,
+            nostrGroupID: group.nostrGroupID.hex, mlsGroupID: group.mlsGroupID.hex, name: group.data.name,
             description: group.data.description, epoch: group.epoch, members: group.members.map(\.hex),
             admins: group.admins.map(\.hex), relays: group.data.relays.map(\.string),
             state: stale && row.state == .active ? "stale" : row.state.rawValue)
@@ -39,24 +39,24 @@ extension BurrowNode {
     }
 
     /// The mls_group_id of GROUP.
-    public func groupID(_ text: String) throws -> [UInt8] {
-        try store.transaction { try resolveGroup(text, in: $0).row.mlsGroupID }
+    public func groupID(_ text: String) throws -> MLSGroupID {
+        try store.transaction { try resolveGroup(text, in: $0).group.mlsGroupID }
     }
 
     public func groups() throws -> [GroupView] {
         try store.transaction { tx in
-            try tx.groups.list().filter { $0.state != .declined }.map { try LoadedGroup($0).view(stale: try isStale($0.mlsGroupID, tx)) }
+            try tx.groups.list().filter { $0.state != .declined }.map { try LoadedGroup($0).view(stale: try isStale(MLSGroupID($0.mlsGroupID), tx)) }
         }
     }
 
     public func group(_ text: String) throws -> GroupView {
         try store.transaction { tx in
             let loaded = try resolveGroup(text, in: tx)
-            return loaded.view(stale: try isStale(loaded.row.mlsGroupID, tx))
+            return loaded.view(stale: try isStale(loaded.group.mlsGroupID, tx))
         }
     }
 
-    func isStale(_ mlsGroupID: [UInt8], _ tx: StoreTransaction) throws -> Bool {
+    func isStale(_ mlsGroupID: MLSGroupID, _ tx: StoreTransaction) throws -> Bool {
         try tx.settings.get(Settings.needsReAdd(mlsGroupID)) != nil
     }
 
@@ -69,8 +69,8 @@ extension BurrowNode {
         }
     }
 
-    func loadGroup(mlsGroupID: [UInt8], in tx: StoreTransaction) throws -> LoadedGroup {
-        guard let row = try tx.groups.get(mlsGroupID: mlsGroupID) else { throw NodeError.unknownGroup(Hex.encode(mlsGroupID)) }
+    func loadGroup(mlsGroupID: MLSGroupID, in tx: StoreTransaction) throws -> LoadedGroup {
+        guard let row = try tx.groups.get(mlsGroupID: mlsGroupID.bytes) else { throw NodeError.unknownGroup(mlsGroupID.hex) }
         return try LoadedGroup(row, tx: tx)
     }
 

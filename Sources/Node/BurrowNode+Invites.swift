@@ -15,11 +15,11 @@ extension BurrowNode {
     /// us invitable) and catches the group up.
     public func acceptInvite(_ idText: String, timeout: Duration) async throws -> GroupView {
         let wrapperID = try resolveInvite(idText)
-        let id = try store.transaction { tx -> [UInt8] in
+        let id = try store.transaction { tx -> MLSGroupID in
             guard let invite = try tx.invites.get(wrapperID: wrapperID), invite.state == .pending else {
                 throw NodeError.unknownInvite("no pending invite \(idText)")
             }
-            var loaded = try loadGroup(mlsGroupID: invite.mlsGroupID, in: tx)
+            var loaded = try loadGroup(mlsGroupID: MLSGroupID(invite.mlsGroupID), in: tx)
             if let state = invite.groupState {
                 // A re-add: the joined state replaces ours, with no snapshots of the old branch.
                 let joined = try MarmotGroup(mls: MLSGroup(serialized: state))
@@ -28,12 +28,12 @@ extension BurrowNode {
                 if let rumor = try? Rumor(json: invite.rumorJSON) { row.syncSince = rumor.createdAt }
                 loaded = LoadedGroup(row: row, group: joined)
                 try tx.snapshots.replace(mlsGroupID: invite.mlsGroupID, with: [])
-                try tx.settings.delete(Settings.needsReAdd(invite.mlsGroupID))
+                try tx.settings.delete(Settings.needsReAdd(MLSGroupID(invite.mlsGroupID)))
             }
             loaded.row.state = .active
             try loaded.save(tx)
             try tx.invites.setState(wrapperID: wrapperID, .accepted)
-            return invite.mlsGroupID
+            return MLSGroupID(invite.mlsGroupID)
         }
         do { _ = try await publishKeyPackage(timeout: timeout) } catch {
             logger.warning("could not publish a fresh KeyPackage after joining", metadata: ["error": "\(Self.describe(error))"])
@@ -49,7 +49,7 @@ extension BurrowNode {
             guard let invite = try tx.invites.get(wrapperID: wrapperID), invite.state == .pending else {
                 throw NodeError.unknownInvite("no pending invite \(idText)")
             }
-            var loaded = try loadGroup(mlsGroupID: invite.mlsGroupID, in: tx)
+            var loaded = try loadGroup(mlsGroupID: MLSGroupID(invite.mlsGroupID), in: tx)
             loaded.row.state = .declined
             try loaded.save(tx)
             try tx.invites.setState(wrapperID: wrapperID, .declined)
@@ -69,9 +69,9 @@ extension BurrowNode {
     }
 
     func inviteView(_ invite: StoredInvite, tx: StoreTransaction) throws -> InviteView {
-        let loaded = try loadGroup(mlsGroupID: invite.mlsGroupID, in: tx)
+        let loaded = try loadGroup(mlsGroupID: MLSGroupID(invite.mlsGroupID), in: tx)
         return InviteView(id: Hex.encode(invite.wrapperID), groupName: loaded.group.data.name,
-                          nostrGroupID: Hex.encode(loaded.group.nostrGroupID), from: Hex.encode(invite.inviter),
+                          nostrGroupID: loaded.group.nostrGroupID.hex, from: Hex.encode(invite.inviter),
                           members: loaded.group.members.map(\.hex))
     }
 }

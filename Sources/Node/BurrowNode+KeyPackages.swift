@@ -99,5 +99,5 @@ enum Settings {
     static let lastKeyPackage = "last_key_package_at"
     static let giftWrapCursor = "gift_wrap_cursor"
     static let locationInterval = "location_interval"
-    static func needsReAdd(_ mlsGroupID: [UInt8]) -> String { "needs_readd:" + Hex.encode(mlsGroupID) }
+    static func needsReAdd(_ mlsGroupID: MLSGroupID) -> String { "needs_readd:" + mlsGroupID.hex }
 }

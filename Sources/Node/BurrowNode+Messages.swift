@@ -53,7 +53,7 @@ extension BurrowNode {
     /// Encrypts an inner event into the group and publishes it. The advanced sender ratchet,
     /// the stored message, the dedup record and the outbox entry commit together before the
     /// ciphertext leaves; a failed publish stays queued for the next sync.
-    func send(_ id: [UInt8], rumor make: (Int64) throws -> Rumor, timeout: Duration) async throws -> SentMessage {
+    func send(_ id: MLSGroupID, rumor make: (Int64) throws -> Rumor, timeout: Duration) async throws -> SentMessage {
         let staged = try stageMessage(id, rumor: make)
         Failpoint.messageStored.check()
         try await publishAccepted(staged.event, to: staged.relays, timeout: timeout)
@@ -65,7 +65,7 @@ extension BurrowNode {
     /// The store half of sending: the inner event `make` builds (given the time) is sealed into
     /// the group, and the advanced ratchet, the message, the dedup record and the outbox entry
     /// commit in one transaction. Nothing is published.
-    public func stageMessage(_ id: [UInt8], rumor make: (Int64) throws -> Rumor) throws -> StagedMessage {
+    public func stageMessage(_ id: MLSGroupID, rumor make: (Int64) throws -> Rumor) throws -> StagedMessage {
         var rng = SystemRandomNumberGenerator()
         let now = Self.now()
         let ours = try relays()
@@ -79,11 +79,11 @@ extension BurrowNode {
             let event = try loaded.group.seal(rumor, now: now, using: &rng)
             try loaded.save(tx)
             try tx.messages.insert(StoredMessage(
-                mlsGroupID: id, id: rumor.id.bytes, eventID: event.id.bytes, sender: publicKey.bytes, kind: rumor.kind,
+                mlsGroupID: id.bytes, id: rumor.id.bytes, eventID: event.id.bytes, sender: publicKey.bytes, kind: rumor.kind,
                 createdAt: rumor.createdAt, content: rumor.content, rumorJSON: rumor.jsonString, epoch: Int64(epoch), receivedAt: now))
             try tx.processedEvents.mark(eventID: event.id.bytes, outcome: "own message", at: now)
             let urls = relayURLs(for: loaded.group, ours: ours)
-            try tx.outbox.insert(OutboxEntry(eventID: event.id.bytes, mlsGroupID: id, purpose: .message, json: event.jsonString,
+            try tx.outbox.insert(OutboxEntry(eventID: event.id.bytes, mlsGroupID: id.bytes, purpose: .message, json: event.jsonString,
                                              relays: urls, createdAt: now))
             return (event, rumor, urls)
         }

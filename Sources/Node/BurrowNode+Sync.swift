@@ -21,7 +21,7 @@ extension BurrowNode {
         await flushOutbox(timeout: timeout)
         try await syncGiftWraps(timeout: timeout, report: &report)
         let ids = try store.transaction { tx in
-            try tx.groups.list().filter { $0.state == .active || $0.state == .leaving }.map(\.mlsGroupID)
+            try tx.groups.list().filter { $0.state == .active || $0.state == .leaving }.map { MLSGroupID($0.mlsGroupID) }
         }
         try await syncGroups(ids, timeout: timeout, report: &report)
         await commitOwedProposals(groupsOwingCommits(), timeout: timeout, report: &report)
@@ -39,7 +39,7 @@ extension BurrowNode {
     }
 
     /// Brings one group up to date before we commit or send into it (the freshness rule).
-    func catchUp(_ groupText: String, timeout: Duration) async throws -> [UInt8] {
+    func catchUp(_ groupText: String, timeout: Duration) async throws -> MLSGroupID {
         let id = try groupID(groupText)
         var report = SyncReport()
         await recoverPendingCommits(timeout: timeout)
@@ -102,12 +102,12 @@ extension BurrowNode {
             let now = Self.now()
             // A welcome reusing the nostr_group_id of another group of ours is forged or
             // broken: its events would be confused with that group's.
-            if try tx.groups.find(nostrGroupID: group.nostrGroupID).contains(where: {
-                $0.mlsGroupID != group.mlsGroupID && $0.state != .declined
+            if try tx.groups.find(nostrGroupID: group.nostrGroupID.bytes).contains(where: {
+                $0.mlsGroupID != group.mlsGroupID.bytes && $0.state != .declined
             }) {
                 throw NodeError.invalidInput("the welcome's group reuses the nostr_group_id of another group of ours")
             }
-            if let existing = try tx.groups.get(mlsGroupID: group.mlsGroupID), existing.state != .declined {
+            if let existing = try tx.groups.get(mlsGroupID: group.mlsGroupID.bytes), existing.state != .declined {
                 // A welcome into a newer epoch than ours re-adds us (we were removed, or our
                 // branch lost a race); one for our epoch or older is a replay.
                 let current = try LoadedGroup(existing)
@@ -116,24 +116,24 @@ extension BurrowNode {
                     throw NodeError.invalidInput("duplicate welcome for a group that is already \(existing.state.rawValue)")
                 }
                 try tx.invites.insert(StoredInvite(
-                    wrapperID: event.id.bytes, mlsGroupID: group.mlsGroupID, inviter: welcome.inviter.bytes,
+                    wrapperID: event.id.bytes, mlsGroupID: group.mlsGroupID.bytes, inviter: welcome.inviter.bytes,
                     rumorJSON: welcome.rumor.jsonString, keyPackageRef: stored.ref, state: .pending, receivedAt: now,
                     groupState: group.mls.serialized()))
                 try tx.keyPackages.markConsumed(ref: stored.ref, at: now)
                 try tx.processedEvents.mark(eventID: event.id.bytes, outcome: "re-add invite", at: now)
-                return InviteView(id: event.id.hex, groupName: group.data.name, nostrGroupID: Hex.encode(group.nostrGroupID),
+                return InviteView(id: event.id.hex, groupName: group.data.name, nostrGroupID: group.nostrGroupID.hex,
                                   from: welcome.inviter.hex, members: group.members.map(\.hex))
             }
             var loaded = LoadedGroup(row: StoredGroup(
-                mlsGroupID: group.mlsGroupID, nostrGroupID: group.nostrGroupID, state: .pending, mlsState: [], createdAt: now,
+                mlsGroupID: group.mlsGroupID.bytes, nostrGroupID: group.nostrGroupID.bytes, state: .pending, mlsState: [], createdAt: now,
                 lastSelfUpdate: now, syncSince: welcome.rumor.createdAt), group: group)
             try loaded.save(tx)
             try tx.invites.insert(StoredInvite(
-                wrapperID: event.id.bytes, mlsGroupID: group.mlsGroupID, inviter: welcome.inviter.bytes,
+                wrapperID: event.id.bytes, mlsGroupID: group.mlsGroupID.bytes, inviter: welcome.inviter.bytes,
                 rumorJSON: welcome.rumor.jsonString, keyPackageRef: stored.ref, state: .pending, receivedAt: now))
             try tx.keyPackages.markConsumed(ref: stored.ref, at: now)
             try tx.processedEvents.mark(eventID: event.id.bytes, outcome: "invite", at: now)
-            return InviteView(id: event.id.hex, groupName: group.data.name, nostrGroupID: Hex.encode(group.nostrGroupID),
+            return InviteView(id: event.id.hex, groupName: group.data.name, nostrGroupID: group.nostrGroupID.hex,
                               from: welcome.inviter.hex, members: group.members.map(\.hex))
         }
     }
@@ -141,11 +141,11 @@ extension BurrowNode {
     // MARK: Group events
 
     /// Fetches and processes the group events of `ids`, following `nostr_group_id` changes.
-    func syncGroups(_ ids: [[UInt8]], timeout: Duration, report: inout SyncReport) async throws {
+    func syncGroups(_ ids: [MLSGroupID], timeout: Duration, report: inout SyncReport) async throws {
         var pendingIDs = ids
         var fetchedFor = Set<[UInt8]>()
         while !pendingIDs.isEmpty {
-            let targets = try store.transaction { tx in try pendingIDs.compactMap { try tx.groups.get(mlsGroupID: $0) }.map { try LoadedGroup($0) } }
+            let targets = try store.transaction { tx in try pendingIDs.compactMap { try tx.groups.get(mlsGroupID: $0.bytes) }.map { try LoadedGroup($0) } }
             pendingIDs = []
             let active = targets.filter { ($0.row.state == .active || $0.row.state == .leaving) && !fetchedFor.contains($0.row.nostrGroupID) }
             guard !active.isEmpty else { break }
@@ -166,7 +166,7 @@ extension BurrowNode {
     func carryOutEffects(timeout: Duration, report: inout SyncReport) async {
         let effects = report.effects
         report.effects = []
-        var owed: [[UInt8]] = []
+        var owed: [MLSGroupID] = []
         for case .commitOwed(let id) in effects where !owed.contains(id) { owed.append(id) }
         await commitOwedProposals(owed, timeout: timeout, report: &report)
         await retryLostIntents(timeout: timeout, report: &report)
@@ -179,11 +179,11 @@ extension BurrowNode {
     /// `catchUpBatch` events (a window with more is halved), so a member back from weeks
     /// offline catches up on thousands of events in bounded memory, with progress on stderr.
     /// Held events carry over to the next window; what is still held at the end is reported.
-    func catchUp(_ filter: Filter, from urls: [String], timeout: Duration, report: inout SyncReport) async throws -> [[UInt8]] {
+    func catchUp(_ filter: Filter, from urls: [String], timeout: Duration, report: inout SyncReport) async throws -> [MLSGroupID] {
         let end = Self.now() + GroupEvent.defaultMaxFutureSkew
         var start = filter.since ?? 0
         var width = max(1, end - start + 1)
-        var changed: [[UInt8]] = []
+        var changed: [MLSGroupID] = []
         var held: [Event] = []
         var total = 0
         var windows = 0
@@ -218,7 +218,7 @@ extension BurrowNode {
     /// placed yet and retrying them after every pass that changed an epoch. Returns the groups
     /// whose nostr_group_id changed (to fetch again under the new id).
     @discardableResult
-    func processGroupEvents(_ events: [Event], report: inout SyncReport) -> [[UInt8]] {
+    func processGroupEvents(_ events: [Event], report: inout SyncReport) -> [MLSGroupID] {
         let (changed, held) = processGroupEvents(events, report: &report, keepHeld: false)
         _ = held
         return changed
@@ -226,9 +226,9 @@ extension BurrowNode {
 
     /// As above; with `keepHeld` the events still held are returned instead of reported (a live
     /// node retries them as more events arrive).
-    func processGroupEvents(_ events: [Event], report: inout SyncReport, keepHeld: Bool) -> (changed: [[UInt8]], held: [Event]) {
+    func processGroupEvents(_ events: [Event], report: inout SyncReport, keepHeld: Bool) -> (changed: [MLSGroupID], held: [Event]) {
         var queue = events.sorted(by: Self.createdAtOrder)
-        var changed: [[UInt8]] = []
+        var changed: [MLSGroupID] = []
         var lastHold: [String: String] = [:]
         var preJoin = Set<EventID>()
         while true {
@@ -274,7 +274,7 @@ extension BurrowNode {
     }
 
     enum GroupEventResult {
-        case done(epochChanged: Bool, nostrGroupIDChanged: [UInt8]?)
+        case done(epochChanged: Bool, nostrGroupIDChanged: MLSGroupID?)
         /// Not placeable yet. `beforeJoin`: it predates our welcome, so if no later epoch change
         /// opens it, it was sent in an epoch before ours (e.g. the commit that added us).
         case hold(String, beforeJoin: Bool)
@@ -293,7 +293,7 @@ extension BurrowNode {
             let result = try store.transaction { tx -> GroupEventResult in
                 let processed = try tx.processedEvents.contains(eventID: event.id.bytes)
                 let decision = try pipeline.decide(event, alreadyProcessed: processed) { nostrGroupID in
-                    try tx.groups.find(nostrGroupID: nostrGroupID).filter { $0.state != .declined }.map { row in
+                    try tx.groups.find(nostrGroupID: nostrGroupID.bytes).filter { $0.state != .declined }.map { row in
                         GroupPipeline.Candidate(group: try LoadedGroup(row, tx: tx), joinedAt: { try self.joinedAt(row, tx: tx) })
                     }
                 }
@@ -329,7 +329,7 @@ extension BurrowNode {
                     effects = change.effects
                     if change.epochChanged { updates.append(.group(change.group.view)) }
                     return .done(epochChanged: change.epochChanged,
-                                 nostrGroupIDChanged: change.nostrGroupIDChanged ? change.group.row.mlsGroupID : nil)
+                                 nostrGroupIDChanged: change.nostrGroupIDChanged ? change.group.group.mlsGroupID : nil)
                 }
             }
             Failpoint.groupEventProcessed.check()
@@ -358,21 +358,21 @@ extension BurrowNode {
 
     /// The active groups holding a received proposal we owe a commit (after a crash between
     /// storing the proposal and committing it; a full `sync` looks once).
-    func groupsOwingCommits() -> [[UInt8]] {
+    func groupsOwingCommits() -> [MLSGroupID] {
         (try? store.transaction { tx in
             try tx.groups.list().filter { $0.state == .active }.map { try LoadedGroup($0) }
-                .filter { !$0.group.owedProposals.isEmpty }.map(\.row.mlsGroupID)
+                .filter { !$0.group.owedProposals.isEmpty }.map(\.group.mlsGroupID)
         }) ?? []
     }
 
     /// Commits the proposals every member commits on receipt (SelfRemove; a legacy self-Remove
     /// when we are admin), as MDK does, in each of `ids` that still holds such proposals.
-    func commitOwedProposals(_ ids: [[UInt8]], timeout: Duration, report: inout SyncReport) async {
+    func commitOwedProposals(_ ids: [MLSGroupID], timeout: Duration, report: inout SyncReport) async {
         for id in ids {
             guard let loaded = try? store.transaction({ try loadGroup(mlsGroupID: id, in: $0) }), loaded.row.state == .active,
                   !loaded.group.owedProposals.isEmpty else { continue }
             do {
-                let view = try await commit(loaded.row.mlsGroupID, timeout: timeout) { group, now, rng in
+                let view = try await commit(loaded.group.mlsGroupID, timeout: timeout) { group, now, rng in
                     try group.commitOwedProposals(now: now, using: &rng)
                 }
                 report.updates.append(.group(view))
@@ -388,7 +388,7 @@ extension BurrowNode {
         guard let entries = try? store.transaction({ try $0.commitIntents.lost() }) else { return }
         for entry in entries {
             _ = try? store.transaction { try $0.commitIntents.delete(commitEventID: entry.commitEventID) }
-            let id = entry.mlsGroupID
+            let id = MLSGroupID(entry.mlsGroupID)
             guard let intent = CommitIntent(json: entry.intent),
                   let current = try? store.transaction({ try loadGroup(mlsGroupID: id, in: $0) }),
                   current.row.state == .active, current.group.isAdmin(publicKey) else { continue }
@@ -461,7 +461,7 @@ extension BurrowNode {
             }
             do {
                 try store.transaction { tx in
-                    var loaded = try loadGroup(mlsGroupID: id, in: tx)
+                    var loaded = try loadGroup(mlsGroupID: MLSGroupID(id), in: tx)
                     let pending = loaded.group.mls.pendingCommit.map { $0.commit.tlsSerialized }
                     let isThisCommit = pending != nil && (try? GroupEvent.validate(event, now: event.createdAt)
                         .decrypt(using: loaded.group.exporterSecrets()).messageBytes) == pending
@@ -511,7 +511,7 @@ extension BurrowNode {
         guard let id = try? Hex.decode(nostrGroupIDHex, length: 32),
               let rows = try? store.transaction({ try $0.groups.find(nostrGroupID: id) }) else { return }
         for row in rows where row.state == .active || row.state == .leaving {
-            _ = try? store.transaction { try $0.settings.set(Settings.needsReAdd(row.mlsGroupID), "1") }
+            _ = try? store.transaction { try $0.settings.set(Settings.needsReAdd(MLSGroupID(row.mlsGroupID)), "1") }
             report.fail("", "group \(Hex.encode(row.mlsGroupID)): offline past the 45-day event window, commits were missed for good; "
                         + "ask an admin to remove and re-add you")
         }

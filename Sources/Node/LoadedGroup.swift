@@ -45,7 +45,7 @@ public struct LoadedGroup {
     /// Copies the Marmot state into the row.
     mutating func capture() {
         row.mlsState = group.mls.serialized()
-        row.nostrGroupID = group.nostrGroupID
+        row.nostrGroupID = group.nostrGroupID.bytes
     }
 
     /// Writes the row and, when they changed, the snapshots.

@@ -42,7 +42,7 @@ final class MarmotBenchParty {
         try store.transaction { tx in
             try record.save(tx)
             for event in wraps {
-                try tx.outbox.insert(OutboxEntry(eventID: event.id.bytes, mlsGroupID: group.mlsGroupID, purpose: .welcome,
+                try tx.outbox.insert(OutboxEntry(eventID: event.id.bytes, mlsGroupID: group.mlsGroupID.bytes, purpose: .welcome,
                                                  json: event.jsonString, relays: relays.map(\.string), createdAt: now))
             }
         }
@@ -63,7 +63,7 @@ final class MarmotBenchParty {
     /// event; `stageCommit` (commit, gift-wrapped welcome, pending group, dedup mark and outbox
     /// entries in one transaction); then, where the node would have the relay's OK,
     /// `confirmCommit` (merge and store in a second).
-    func addMember(_ keyPackageJSON: String, to id: [UInt8], now: Int64) throws -> Event {
+    func addMember(_ keyPackageJSON: String, to id: MLSGroupID, now: Int64) throws -> Event {
         let invitee = try KeyPackageEvent.verify(UnverifiedEvent(json: keyPackageJSON).verified(), now: now)
         let publicKey = self.publicKey
         let staged = try node.stageCommit(id) { group, now, rng in
@@ -78,7 +78,7 @@ final class MarmotBenchParty {
 
     /// The node's `chat` without publishing (`stageMessage`): seal a kind-9 chat; the advanced
     /// ratchet, the message, the dedup mark and the outbox entry commit together.
-    func sendChat(_ text: String, in id: [UInt8]) throws -> Event {
+    func sendChat(_ text: String, in id: MLSGroupID) throws -> Event {
         let author = publicKey
         return try node.stageMessage(id) { try InnerEvent.chat(text, author: author, createdAt: $0) }.event
     }
@@ -100,13 +100,13 @@ final class MarmotBenchParty {
 extension LoadedGroup {
     /// A group just created or joined, as the node stores it.
     init(new group: MarmotGroup, now: Int64, syncSince: Int64) {
-        self.init(row: StoredGroup(mlsGroupID: group.mlsGroupID, nostrGroupID: group.nostrGroupID, state: .active, mlsState: [],
+        self.init(row: StoredGroup(mlsGroupID: group.mlsGroupID.bytes, nostrGroupID: group.nostrGroupID.bytes, state: .active, mlsState: [],
                                    createdAt: now, lastSelfUpdate: now, syncSince: syncSince),
                   group: group)
     }
 
-    static func load(_ id: [UInt8], _ tx: StoreTransaction) throws -> LoadedGroup {
-        guard let row = try tx.groups.get(mlsGroupID: id) else { throw BenchFailure.check("group not in the store") }
+    static func load(_ id: MLSGroupID, _ tx: StoreTransaction) throws -> LoadedGroup {
+        guard let row = try tx.groups.get(mlsGroupID: id.bytes) else { throw BenchFailure.check("group not in the store") }
         return try LoadedGroup(row, tx: tx)
     }
 }

@@ -28,7 +28,7 @@ final class GroupEventTests: XCTestCase {
     func testMDKSampleEnvelopeValidates() throws {
         let sample = try TestData.sampleGroupEvent()
         let validated = try GroupEvent.validate(sample, now: sample.createdAt)
-        XCTAssertEqual(Hex.encode(validated.nostrGroupID), sample.firstTagValue("h"))
+        XCTAssertEqual(validated.nostrGroupID.hex, sample.firstTagValue("h"))
         XCTAssertEqual(validated.payload.count, 388)
         XCTAssertEqual(validated.event, sample)
         // Without the group's exporter secret nothing opens it.
@@ -49,7 +49,7 @@ final class GroupEventTests: XCTestCase {
         let step = try XCTUnwrap(steps.first { $0["event_kind"] as? Int == 445 })
         let tags = try XCTUnwrap(step["event_tags"] as? [[String]])
         let validated = try GroupEvent.validate(try event(content: try XCTUnwrap(step["event_content"] as? String), tags: tags), now: now)
-        XCTAssertEqual(Hex.encode(validated.nostrGroupID), "d5ca5b82cb34f2315c96893ebd5dfdeb839f8c4124f3adbff283ac9913686434")
+        XCTAssertEqual(validated.nostrGroupID.hex, "d5ca5b82cb34f2315c96893ebd5dfdeb839f8c4124f3adbff283ac9913686434")
         XCTAssertEqual(validated.payload.count, 396)
     }
 
@@ -71,7 +71,7 @@ final class GroupEventTests: XCTestCase {
         XCTAssertEqual(opened.secretIndex, 2)
         XCTAssertEqual(opened.message, message)
         XCTAssertEqual(opened.messageBytes, message.tlsSerialized)
-        XCTAssertEqual(opened.nostrGroupID, groupID)
+        XCTAssertEqual(opened.nostrGroupID.bytes, groupID)
         XCTAssertEqual(try validated.decrypt(using: [secret(7)]).secretIndex, 0)
 
         // Every event has its own signer and nonce; the ciphertexts of one message differ.
@@ -151,7 +151,7 @@ final class GroupEventTests: XCTestCase {
         let h = Hex.encode(groupID)
         func validate(_ tags: [[String]]) throws -> ValidatedGroupEvent { try GroupEvent.validate(try event(content: content, tags: tags), now: now) }
         XCTAssertNoThrow(try validate([["h", h]]))  // no encoding tag needed
-        XCTAssertEqual(try validate([["encoding", "base64"], ["h", h.uppercased()]]).nostrGroupID, groupID)
+        XCTAssertEqual(try validate([["encoding", "base64"], ["h", h.uppercased()]]).nostrGroupID.bytes, groupID)
         XCTAssertThrowsMarmot(.exactly(.missingTag("h")), try validate([["encoding", "base64"]]))
         XCTAssertThrowsMarmot(.exactly(.missingTag("h")), try validate([["H", h]]))
         XCTAssertThrowsMarmot(.invalidTag("h"), try validate([["h", h], ["h", h]]))

@@ -117,7 +117,7 @@ final class MDKEnvelopeInteropTests: XCTestCase {
         XCTAssertEqual(incoming.tags.map { $0[0] }, ["h", "encoding"])
         XCTAssertNotEqual(incoming.pubkey, alice)  // a one-time signer
         let validated = try GroupEvent.validate(incoming, now: now)
-        XCTAssertEqual(validated.nostrGroupID, data.nostrGroupID)
+        XCTAssertEqual(validated.nostrGroupID.bytes, data.nostrGroupID)
         let opened = try validated.decrypt(using: [Secret([UInt8](repeating: 9, count: 32)), secret])
         XCTAssertEqual(opened.secretIndex, 1)
         XCTAssertEqual(opened.message.wireFormat, .privateMessage)

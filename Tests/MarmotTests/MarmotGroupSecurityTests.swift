@@ -12,7 +12,7 @@ extension MarmotGroupTests {
     /// Seals `message` as a kind-445 event of `group`'s current epoch, bypassing its checks.
     func forge(_ message: MLSMessage, in group: MarmotGroup) throws -> Event {
         let secret = try group.mls.exporter(label: GroupEvent.exporterLabel, context: GroupEvent.exporterContext, length: 32)
-        return try GroupEvent.seal(message: message, exporterSecret: secret, nostrGroupID: group.nostrGroupID, createdAt: now, rng: &rng)
+        return try GroupEvent.seal(message: message, exporterSecret: secret, nostrGroupID: group.nostrGroupID.bytes, createdAt: now, rng: &rng)
     }
 
     /// `event` is refused by `group` with an error `matches` accepts, and the group is unchanged.

@@ -122,7 +122,7 @@ final class MarmotGroupTests: XCTestCase {
         // Alice's commit again, sealed into a new event with a later created_at.
         let decrypted = try f.a.snapshots[0].state.exporter(label: GroupEvent.exporterLabel, context: GroupEvent.exporterContext, length: 32)
         let bytes = try XCTUnwrap(try? GroupEvent.validate(winner.event, now: now).decrypt(using: [decrypted]).messageBytes)
-        let rewrapped = try GroupEvent.seal(messageBytes: bytes, exporterSecret: decrypted, nostrGroupID: f.a.nostrGroupID,
+        let rewrapped = try GroupEvent.seal(messageBytes: bytes, exporterSecret: decrypted, nostrGroupID: f.a.nostrGroupID.bytes,
                                            createdAt: now - 5, rng: &rng)
         guard case .duplicate(epoch: 1) = try deliver(rewrapped, to: &f.c) else { return XCTFail("a re-wrapped commit is a duplicate") }
         XCTAssertEqual(f.c.epoch, 2)
@@ -152,7 +152,7 @@ final class MarmotGroupTests: XCTestCase {
         var mls = f.c.mls
         let output = try mls.addMembers([dave.event.keyPackage], using: &rng)
         let secret = try f.c.mls.exporter(label: GroupEvent.exporterLabel, context: GroupEvent.exporterContext, length: 32)
-        let forged = try GroupEvent.seal(message: output.commit, exporterSecret: secret, nostrGroupID: f.c.nostrGroupID,
+        let forged = try GroupEvent.seal(message: output.commit, exporterSecret: secret, nostrGroupID: f.c.nostrGroupID.bytes,
                                          createdAt: now, rng: &rng)
         let before = try f.a.exporterSecrets()
         XCTAssertThrowsError(try deliver(forged, to: &f.a)) { error in

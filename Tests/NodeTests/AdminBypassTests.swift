@@ -26,13 +26,13 @@ final class AdminBypassTests: NodeRelayTestCase {
     }
 
     func loaded(_ node: BurrowNode, _ group: GroupView) throws -> MarmotGroup {
-        try node.store.transaction { try node.loadGroup(mlsGroupID: Hex.decode(group.mlsGroupID), in: $0) }.group
+        try node.store.transaction { try node.loadGroup(mlsGroupID: MLSGroupID(Hex.decode(group.mlsGroupID)), in: $0) }.group
     }
 
     /// Seals `message` in `group`'s current epoch and publishes it, as a patched client would.
     func publishForged(_ message: MLSMessage, in group: MarmotGroup, by node: BurrowNode) async throws {
         let secret = try group.mls.exporter(label: GroupEvent.exporterLabel, context: GroupEvent.exporterContext, length: 32)
-        let event = try GroupEvent.seal(message: message, exporterSecret: secret, nostrGroupID: group.nostrGroupID,
+        let event = try GroupEvent.seal(message: message, exporterSecret: secret, nostrGroupID: group.nostrGroupID.bytes,
                                         createdAt: BurrowNode.now(), rng: &rng)
         _ = try await node.publishAccepted(event, to: [relay.url], timeout: timeout)
     }
@@ -109,7 +109,7 @@ final class AdminBypassTests: NodeRelayTestCase {
         data.nostrGroupID = familyID
         let rename = try trap.updateData(data, committer: mallory.publicKey, now: BurrowNode.now(), using: &rng)
         try trap.mergePendingCommit(published: rename.event)
-        XCTAssertEqual(trap.nostrGroupID, familyID)
+        XCTAssertEqual(trap.nostrGroupID.bytes, familyID)
         _ = try await bob.publishKeyPackage(timeout: timeout)
         let bobKP = try await mallory.fetchKeyPackage(for: bob.publicKey, timeout: timeout)
         let add = try trap.addMembers([bobKP.keyPackage], committer: mallory.publicKey, now: BurrowNode.now(), using: &rng)

@@ -29,7 +29,7 @@ final class GroupPipelineTests: XCTestCase {
     }
 
     func candidate(_ group: MarmotGroup, state: StoredGroup.State = .active, joinedAt: Int64 = 0) -> GroupPipeline.Candidate {
-        let row = StoredGroup(mlsGroupID: group.mlsGroupID, nostrGroupID: group.nostrGroupID, state: state, mlsState: [],
+        let row = StoredGroup(mlsGroupID: group.mlsGroupID.bytes, nostrGroupID: group.nostrGroupID.bytes, state: state, mlsState: [],
                               createdAt: joinedAt, lastSelfUpdate: joinedAt, syncSince: joinedAt)
         return GroupPipeline.Candidate(group: LoadedGroup(row: row, group: group), joinedAt: { joinedAt })
     }
@@ -66,7 +66,7 @@ final class GroupPipelineTests: XCTestCase {
 
     func testHostileEventsAreRefusedWithAReason() throws {
         let f = try family()
-        let id = f.b.nostrGroupID
+        let id = f.b.nostrGroupID.bytes
         let valid = Data((0..<400).map { UInt8(truncatingIfNeeded: $0 &* 37 &+ 11) }).base64EncodedString()
         XCTAssertTrue(reason(decide(try rawEvent(valid, h: rng.randomBytes(32)), [])).map { $0.contains("no group of ours") } ?? false)
         XCTAssertNotNil(reason(decide(try rawEvent("!!! not base64 !!!", h: id), [candidate(f.b)])))
@@ -95,7 +95,7 @@ final class GroupPipelineTests: XCTestCase {
         var carolMLS = f.c.mls
         let output = try carolMLS.addMembers([dave.event.keyPackage], using: &rng)
         let secret = try f.c.mls.exporter(label: GroupEvent.exporterLabel, context: GroupEvent.exporterContext, length: 32)
-        let forged = try GroupEvent.seal(message: output.commit, exporterSecret: secret, nostrGroupID: f.c.nostrGroupID, createdAt: now, rng: &rng)
+        let forged = try GroupEvent.seal(message: output.commit, exporterSecret: secret, nostrGroupID: f.c.nostrGroupID.bytes, createdAt: now, rng: &rng)
         XCTAssertTrue(reason(decide(forged, [candidate(f.a)]))?.contains("commitNotAuthorized") ?? false)
 
         // Our own proposal back from a relay (our own messages are recorded when sent).
@@ -150,7 +150,7 @@ final class GroupPipelineTests: XCTestCase {
         let bobAfter = change.group.group
         let secret = try XCTUnwrap(try bobAfter.exporterSecrets().dropFirst().first)
         let opened = try GroupEvent.validate(fromAliceAgain.event, now: now).decrypt(using: [secret])
-        let rewrapped = try GroupEvent.seal(messageBytes: opened.messageBytes, exporterSecret: secret, nostrGroupID: bobAfter.nostrGroupID,
+        let rewrapped = try GroupEvent.seal(messageBytes: opened.messageBytes, exporterSecret: secret, nostrGroupID: bobAfter.nostrGroupID.bytes,
                                             createdAt: now + 1, rng: &rng)
         guard case .record(let again, counted: false) = decide(rewrapped, [candidate(bobAfter)]), again.contains("again") else {
             return XCTFail("a re-wrapped commit is a duplicate")
@@ -164,11 +164,11 @@ final class GroupPipelineTests: XCTestCase {
         // A pending row under the same nostr_group_id (first in any order) and an active group
         // of another family renamed onto it: the event goes to the group whose keys open it.
         var shadow = candidate(other.b, state: .pending)
-        shadow.group.row.nostrGroupID = f.b.nostrGroupID
+        shadow.group.row.nostrGroupID = f.b.nostrGroupID.bytes
         var impostor = candidate(other.c)
-        impostor.group.row.nostrGroupID = f.b.nostrGroupID
+        impostor.group.row.nostrGroupID = f.b.nostrGroupID.bytes
         guard case .apply(let change) = decide(event, [shadow, impostor, candidate(f.b)]) else { return XCTFail("Family reads it") }
-        XCTAssertEqual(change.group.row.mlsGroupID, f.b.mlsGroupID)
+        XCTAssertEqual(change.group.row.mlsGroupID, f.b.mlsGroupID.bytes)
         guard case .skip = decide(event, [shadow]) else { return XCTFail("a pending invite alone waits for consent") }
     }
 }

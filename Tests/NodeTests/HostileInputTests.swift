@@ -98,7 +98,7 @@ final class HostileInputTests: NodeRelayTestCase {
         let carol = try node()
         _ = try await carol.publishKeyPackage(timeout: timeout)
         let carolKP = try await bob.fetchKeyPackage(for: carol.publicKey, timeout: timeout)
-        let bobGroup = try bob.store.transaction { try bob.loadGroup(mlsGroupID: Hex.decode(gid), in: $0) }.group
+        let bobGroup = try bob.store.transaction { try bob.loadGroup(mlsGroupID: MLSGroupID(Hex.decode(gid)), in: $0) }.group
         var mls = bobGroup.mls
         let output = try mls.addMembers([carolKP.keyPackage.keyPackage], using: &rng)
         let secret = try bobGroup.mls.exporter(label: GroupEvent.exporterLabel, context: GroupEvent.exporterContext, length: 32)
@@ -165,7 +165,7 @@ final class LostCommitTests: NodeRelayTestCase {
                                                   timeout: timeout)
         _ = try await bob.sync(timeout: timeout)
         _ = try await bob.acceptInvite(try XCTUnwrap(try bob.invites().first).id, timeout: timeout)
-        let id = try Hex.decode(created.mlsGroupID)
+        let id = MLSGroupID(try Hex.decode(created.mlsGroupID))
 
         // Both admins commit at epoch 1 without seeing each other; Bob's is older, so it wins.
         let mine = try await alice.commit(id, timeout: timeout, intent: .rename(name: "Alice's", description: nil)) { group, now, rng in
@@ -213,7 +213,7 @@ final class LostCommitTests: NodeRelayTestCase {
             }
             if BurrowNode.now() != second { second = BurrowNode.now(); inSecond = 0 }
             inSecond += 1
-            _ = try await alice.send(try Hex.decode(created.mlsGroupID), rumor: {
+            _ = try await alice.send(MLSGroupID(try Hex.decode(created.mlsGroupID)), rumor: {
                 try InnerEvent.chat("message \(index)", author: alice.publicKey, createdAt: $0)
             }, timeout: timeout)
         }
@@ -273,9 +273,9 @@ final class LostCommitTests: NodeRelayTestCase {
         _ = try await bob.publishKeyPackage(timeout: timeout)
         let created = try await alice.createGroup(name: "Keep", description: "", invitees: [bob.publicKey], admins: [], timeout: timeout)
         for _ in 0..<8 { _ = try await alice.selfUpdate(created.mlsGroupID, timeout: timeout) }
-        let id = try Hex.decode(created.mlsGroupID)
+        let id = MLSGroupID(try Hex.decode(created.mlsGroupID))
         let (snapshots, retained) = try alice.store.transaction { tx in
-            (try tx.snapshots.list(mlsGroupID: id), try alice.loadGroup(mlsGroupID: id, in: tx).group.mls.retainedEpochs)
+            (try tx.snapshots.list(mlsGroupID: id.bytes), try alice.loadGroup(mlsGroupID: id, in: tx).group.mls.retainedEpochs)
         }
         XCTAssertEqual(snapshots.count, MarmotGroup.snapshotRetention)
         XCTAssertEqual(snapshots.map(\.epoch), [4, 5, 6, 7, 8])

@@ -83,8 +83,8 @@ public struct MarmotGroup: Sendable {
 
     // MARK: Reading
 
-    public var nostrGroupID: [UInt8] { data.nostrGroupID }
-    public var mlsGroupID: [UInt8] { mls.groupID }
+    public var nostrGroupID: NostrGroupID { NostrGroupID(data.nostrGroupID) }
+    public var mlsGroupID: MLSGroupID { MLSGroupID(mls.groupID) }
     public var epoch: UInt64 { mls.epoch }
     public var isActive: Bool { mls.isActive }
 

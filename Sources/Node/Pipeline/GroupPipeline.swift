@@ -52,9 +52,9 @@ struct GroupPipeline {
     /// Work that follows a decision, carried out by the node after the transaction.
     enum Effect: Equatable {
         /// A received proposal that this member commits (MDK auto-commits SelfRemoves).
-        case commitOwed(mlsGroupID: [UInt8])
+        case commitOwed(mlsGroupID: MLSGroupID)
         /// Our commit `lost` lost its epoch to another: what it meant to do is applied again.
-        case retryIntent(mlsGroupID: [UInt8], lost: EventID)
+        case retryIntent(mlsGroupID: MLSGroupID, lost: EventID)
     }
 
     let now: Int64
@@ -64,7 +64,7 @@ struct GroupPipeline {
     /// asked only for an event that passed the envelope checks (decoding a group's state for
     /// garbage would be work for nothing).
     func decide(_ event: Event, alreadyProcessed: Bool,
-                candidates lookup: (_ nostrGroupID: [UInt8]) throws -> [Candidate]) rethrows -> Decision {
+                candidates lookup: (_ nostrGroupID: NostrGroupID) throws -> [Candidate]) rethrows -> Decision {
         if alreadyProcessed { return .skip }
         guard event.content.utf8.count <= Self.maximumEventContent else {
             return .reject("oversized: \(event.content.utf8.count) bytes of content")
@@ -76,7 +76,7 @@ struct GroupPipeline {
             return .reject(BurrowNode.describe(error))
         }
         let candidates = try lookup(validated.nostrGroupID)
-        guard !candidates.isEmpty else { return .reject("no group of ours has nostr_group_id \(Hex.encode(validated.nostrGroupID))") }
+        guard !candidates.isEmpty else { return .reject("no group of ours has nostr_group_id \(validated.nostrGroupID.hex)") }
         // Groups we are in come first; a pending invite never shadows them (a forged welcome
         // reusing a group's nostr_group_id must not freeze the real group).
         let readable = candidates.filter { $0.group.row.state != .pending }
@@ -105,7 +105,7 @@ struct GroupPipeline {
         do { outcome = try changed.group.process(decrypted) } catch {
             return .reject(BurrowNode.describe(error))
         }
-        let id = loaded.row.mlsGroupID
+        let id = MLSGroupID(loaded.row.mlsGroupID)
         var change = GroupChange(group: changed, message: nil, epochChanged: false, nostrGroupIDChanged: false, effects: [])
         switch outcome {
         case .hold(let reason):
@@ -126,7 +126,7 @@ struct GroupPipeline {
             change.epochChanged = true
             if let lost = replaced?.eventID { change.effects.append(.retryIntent(mlsGroupID: id, lost: lost)) }
             if summary.removedSelf { change.group.row.state = loaded.row.state == .leaving ? .left : .removed }
-            change.nostrGroupIDChanged = changed.group.nostrGroupID != loaded.row.nostrGroupID
+            change.nostrGroupIDChanged = changed.group.nostrGroupID.bytes != loaded.row.nostrGroupID
         }
         change.group.row.syncSince = max(loaded.row.syncSince, event.createdAt)
         change.group.group.dropSnapshots(committedBefore: now - MarmotGroup.snapshotTTL)
