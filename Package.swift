@@ -84,7 +84,7 @@ let package = Package(
         .target(
             name: "Node",
             dependencies: [
-                "Nostr", "MLS", "Marmot", "RelayClient", "Store", .product(name: "Logging", package: "swift-log"),
+                "Nostr", "MLS", "Marmot", "Pigeon", "RelayClient", "Store", .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOCore", package: "swift-nio"), .product(name: "NIOPosix", package: "swift-nio"),
             ],
             swiftSettings: swift6
@@ -99,7 +99,7 @@ let package = Package(
         .target(
             name: "BurrowCLI",
             dependencies: [
-                "Node", "Conformance", "Marmot", "MLS", "Nostr", "RelayServer",
+                "Node", "Conformance", "Marmot", "MLS", "Nostr", "Pigeon", "RelayServer",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             swiftSettings: swift6
@@ -161,7 +161,7 @@ let package = Package(
         .testTarget(name: "StoreTests", dependencies: ["TestSupport", "Store", "SQLite"], swiftSettings: swift6),
         .testTarget(
             name: "NodeTests",
-            dependencies: ["TestSupport", "Node", "Store", "Marmot", "MLS", "Nostr", .product(name: "Logging", package: "swift-log")],
+            dependencies: ["TestSupport", "Node", "Store", "Marmot", "MLS", "Nostr", "Pigeon", .product(name: "Logging", package: "swift-log")],
             swiftSettings: swift6
         ),
         .executableTarget(name: "StoreProbe", dependencies: ["Store"], path: "Tests/StoreProbe", swiftSettings: swift6),

@@ -9,7 +9,7 @@ struct Burrow: AsyncParsableCommand {
         subcommands: [
             InitCommand.self, WhoamiCommand.self, RelayCommand.self, PublishCommand.self, FetchCommand.self,
             KeyPackageCommand.self, GroupCommand.self, InviteCommand.self, SyncCommand.self, RunCommand.self, ChatCommand.self, LocationCommand.self,
-            LeaveCommand.self, MessagesCommand.self, LocationsCommand.self, ConformanceCommand.self,
+            LeaveCommand.self, MessagesCommand.self, LocationsCommand.self, ContactCommand.self, DMCommand.self, ConformanceCommand.self,
         ]
     )
 

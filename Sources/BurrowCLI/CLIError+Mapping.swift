@@ -3,6 +3,7 @@ import Marmot
 import Node
 import RelayClient
 import Nostr
+import Pigeon
 
 import Store
 
@@ -46,6 +47,11 @@ extension CLIError {
             case .lastAdmin(let m): return CLIError(.last_admin, m)
             case .noKeyPackage(let m): return CLIError(.no_key_package, m)
             case .welcomeTooLarge(let m): return CLIError(.welcome_too_large, m)
+            case .unknownContact(let m): return CLIError(.unknown_contact, m)
+            case .ambiguousContact(let m): return CLIError(.ambiguous_contact, m)
+            case .safetyNumberMismatch(let m): return CLIError(.safety_number_mismatch, m)
+            case .noRoute(let m): return CLIError(.no_route, m)
+            case .messageTooLarge(let m): return CLIError(.message_too_large, m)
             case .controlNotAnswering: return CLIError(.busy, "\(error)")
             case .controlSocketUnavailable, .controlFrameTooLarge, .controlFrameTruncated, .controlFrameMalformed:
                 return CLIError(.internal, "\(error)")
@@ -58,6 +64,15 @@ extension CLIError {
             }
         case let error as MLSError:
             return CLIError(.invalid_input, "\(error)")
+        case let error as PigeonError:
+            switch error {
+            case .badCard: return CLIError(.bad_card, "not a valid contact card (\(error.rawValue))")
+            case .badSignature: return CLIError(.bad_signature, "a signature of the card does not verify (\(error.rawValue))")
+            case .cardOutdated: return CLIError(.card_outdated, "an older card than the one stored (\(error.rawValue))")
+            case .messageTooLarge: return CLIError(.message_too_large, "the message is too large (\(error.rawValue))")
+            case .unknownContact: return CLIError(.unknown_contact, "no such contact (\(error.rawValue))")
+            default: return CLIError(.invalid_input, error.rawValue)
+            }
         case let error as RelayClientError:
             switch error {
             case .timeout: return CLIError(.timeout, "\(error)")

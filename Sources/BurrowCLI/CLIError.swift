@@ -6,6 +6,8 @@ struct CLIError: Error {
         case already_initialized, busy, invalid_input, unknown_group, ambiguous_group
         case unknown_invite, not_admin, last_admin, no_key_package, welcome_too_large
         case relay_rejected, relay_unreachable, timeout, `internal`
+        case unknown_contact, ambiguous_contact, bad_card, bad_signature, card_outdated, safety_number_mismatch
+        case message_too_large, no_route
     }
 
     let code: Code

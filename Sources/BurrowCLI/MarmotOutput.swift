@@ -105,6 +105,12 @@ enum MarmotOutput {
         case .invite(let i):
             guard case .object(let fields) = invite(i) else { return .null }
             return .object([("type", .string("invite"))] + fields)
+        case .dm(let m):
+            guard case .object(let fields) = DMOutput.message(m) else { return .null }
+            return .object([("type", .string("dm"))] + fields)
+        case .contact(let c):
+            guard case .object(let fields) = DMOutput.contact(c) else { return .null }
+            return .object([("type", .string("contact"))] + fields)
         case .error(let e):
             return .object([("type", .string("error")), ("event_id", .string(e.eventID)), ("reason", .string(e.reason))])
         case .ready(let pubkey, let socket, let relay):

@@ -40,6 +40,13 @@ extension BurrowNode {
         switch event.kind {
         case Kind.giftWrap:
             handleGiftWrap(event, report: &report)
+            // Replies (handshakes, acks), the receipt and queued messages leave at once.
+            var received: [DMView] = []
+            for case .dm(let message) in report.updates { received.append(message) }
+            do { try sendReceipts(for: received) } catch {
+                logger.warning("DM receipts not queued", metadata: ["error": "\(Self.describe(error))"])
+            }
+            await flushDMOutbox(timeout: timeout)
         case MarmotKind.groupEvent:
             // A commit of ours whose OK was lost is settled first: the relays may hold it.
             await recoverPendingCommits(timeout: timeout)
@@ -61,6 +68,8 @@ extension BurrowNode {
         var report = SyncReport()
         defer { truncateLog() }
         let now = Self.now()
+        // Direct messages: lifetimes, queued messages, unanswered handshakes, unsent frames.
+        await advanceDMs(timeout: timeout)
         do {
             let newest = try store.transaction { try $0.keyPackages.list().first }
             if newest == nil || newest?.consumedAt != nil || (newest?.notAfter ?? 0) - now < Self.keyPackageRenewalMargin {

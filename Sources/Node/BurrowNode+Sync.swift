@@ -20,6 +20,7 @@ extension BurrowNode {
         await recoverPendingCommits(timeout: timeout)
         await flushOutbox(timeout: timeout)
         try await syncGiftWraps(timeout: timeout, report: &report)
+        await advanceDMs(timeout: timeout)
         let ids = try store.transaction { tx in
             try tx.groups.list().filter { $0.state == .active || $0.state == .leaving }.map { MLSGroupID($0.mlsGroupID) }
         }
@@ -58,9 +59,16 @@ extension BurrowNode {
         let filter = Filter(kinds: [Kind.giftWrap], since: cursor.map { max(0, $0 - Self.giftWrapMargin) }, tags: ["p": [publicKey.hex]])
         let events = try await fetchEvents(filter, from: try relays(), timeout: timeout)
         Failpoint.syncFetched.check()
+        let before = report.updates.count
         for event in events.sorted(by: Self.createdAtOrder) {
             handleGiftWrap(event, report: &report)
             Failpoint.giftWrapProcessed.check()
+        }
+        // One receipt per contact for the texts of this batch.
+        var received: [DMView] = []
+        for case .dm(let message) in report.updates[before...] { received.append(message) }
+        do { try sendReceipts(for: received) } catch {
+            logger.warning("DM receipts not queued", metadata: ["error": "\(Self.describe(error))"])
         }
         try store.transaction { try $0.settings.set(Settings.giftWrapCursor, String(started)) }
     }
@@ -70,11 +78,19 @@ extension BurrowNode {
     func handleGiftWrap(_ event: Event, report: inout SyncReport) {
         do {
             if try store.transaction({ try $0.processedEvents.contains(eventID: event.id.bytes) }) { return }
-            let outcome = try admitWelcome(event)
+            let unwrapped = try GiftWrap.unwrap(event, recipient: keys)
+            if unwrapped.rumor.kind == Self.dmRumorKind {
+                try handleDMFrame(unwrapped, wrapID: event.id, report: &report)
+                return
+            }
+            let outcome = try admitWelcome(unwrapped, wrapID: event.id)
             if let invite = outcome {
                 report.processed += 1
                 report.updates.append(.invite(invite))
             }
+        } catch let refusal as DMRefusal where refusal.code == .messageReplayed {
+            // A copy from another transport or relay: dropped silently (section 6).
+            _ = try? store.transaction { try $0.processedEvents.mark(eventID: event.id.bytes, outcome: "DM frame already received") }
         } catch {
             let reason = Self.describe(error)
             _ = try? store.transaction { try $0.processedEvents.mark(eventID: event.id.bytes, outcome: "rejected: \(reason)") }
@@ -83,10 +99,10 @@ extension BurrowNode {
         }
     }
 
-    private func admitWelcome(_ event: Event) throws -> InviteView? {
-        let unwrapped = try GiftWrap.unwrap(event, recipient: keys)
+    private func admitWelcome(_ unwrapped: UnwrappedGift, wrapID: EventID) throws -> InviteView? {
+        let eventID = wrapID
         guard unwrapped.rumor.kind == MarmotKind.welcome else {
-            _ = try store.transaction { try $0.processedEvents.mark(eventID: event.id.bytes, outcome: "ignored rumor kind \(unwrapped.rumor.kind)") }
+            _ = try store.transaction { try $0.processedEvents.mark(eventID: eventID.bytes, outcome: "ignored rumor kind \(unwrapped.rumor.kind)") }
             return nil
         }
         let welcome = try WelcomeRumor.verify(unwrapped.rumor)
@@ -116,12 +132,12 @@ extension BurrowNode {
                     throw NodeError.invalidInput("duplicate welcome for a group that is already \(existing.state.rawValue)")
                 }
                 try tx.invites.insert(StoredInvite(
-                    wrapperID: event.id.bytes, mlsGroupID: group.mlsGroupID.bytes, inviter: welcome.inviter.bytes,
+                    wrapperID: wrapID.bytes, mlsGroupID: group.mlsGroupID.bytes, inviter: welcome.inviter.bytes,
                     rumorJSON: welcome.rumor.jsonString, keyPackageRef: stored.ref, state: .pending, receivedAt: now,
                     groupState: group.mls.serialized()))
                 try tx.keyPackages.markConsumed(ref: stored.ref, at: now)
-                try tx.processedEvents.mark(eventID: event.id.bytes, outcome: "re-add invite", at: now)
-                return InviteView(id: event.id.hex, groupName: group.data.name, nostrGroupID: group.nostrGroupID.hex,
+                try tx.processedEvents.mark(eventID: wrapID.bytes, outcome: "re-add invite", at: now)
+                return InviteView(id: wrapID.hex, groupName: group.data.name, nostrGroupID: group.nostrGroupID.hex,
                                   from: welcome.inviter.hex, members: group.members.map(\.hex))
             }
             var loaded = LoadedGroup(row: StoredGroup(
@@ -129,11 +145,11 @@ extension BurrowNode {
                 lastSelfUpdate: now, syncSince: welcome.rumor.createdAt), group: group)
             try loaded.save(tx)
             try tx.invites.insert(StoredInvite(
-                wrapperID: event.id.bytes, mlsGroupID: group.mlsGroupID.bytes, inviter: welcome.inviter.bytes,
+                wrapperID: wrapID.bytes, mlsGroupID: group.mlsGroupID.bytes, inviter: welcome.inviter.bytes,
                 rumorJSON: welcome.rumor.jsonString, keyPackageRef: stored.ref, state: .pending, receivedAt: now))
             try tx.keyPackages.markConsumed(ref: stored.ref, at: now)
-            try tx.processedEvents.mark(eventID: event.id.bytes, outcome: "invite", at: now)
-            return InviteView(id: event.id.hex, groupName: group.data.name, nostrGroupID: group.nostrGroupID.hex,
+            try tx.processedEvents.mark(eventID: wrapID.bytes, outcome: "invite", at: now)
+            return InviteView(id: wrapID.hex, groupName: group.data.name, nostrGroupID: group.nostrGroupID.hex,
                               from: welcome.inviter.hex, members: group.members.map(\.hex))
         }
     }

@@ -89,6 +89,10 @@ public enum NodeUpdate: Sendable {
     case message(MessageView)
     case group(GroupView)
     case invite(InviteView)
+    /// A direct message received (or one of ours whose state changed).
+    case dm(DMView)
+    /// A DM contact appeared (a request) or changed (a new card, a session).
+    case contact(ContactView)
     case error(SyncIssue)
     /// `run` is connected and serving (its first line).
     case ready(pubkey: String, socket: String, embeddedRelay: String?)

@@ -17,6 +17,15 @@ public enum NodeError: Error, Equatable, Sendable {
     case noKeyPackage(String)
     /// A welcome cannot fit in a gift wrap (NIP-44's 65,535-byte plaintext cap).
     case welcomeTooLarge(String)
+    /// CONTACT names no DM contact (`unknown_contact`) or several (`ambiguous_contact`).
+    case unknownContact(String)
+    case ambiguousContact(String)
+    /// `contact verify --match` was given other digits than the safety number.
+    case safetyNumberMismatch(String)
+    /// Neither a relay nor the mesh reaches the contact.
+    case noRoute(String)
+    /// A DM's text is over the 16,357 bytes a frame carries.
+    case messageTooLarge(String)
 
     // The control socket (`<home>/burrow.sock`), through which commands reach `burrow run`.
 
@@ -41,7 +50,8 @@ extension NodeError: CustomStringConvertible {
         switch self {
         case .invalidInput(let m), .relayRejected(let m), .relayUnreachable(let m), .timeout(let m), .internalError(let m),
              .unknownGroup(let m), .ambiguousGroup(let m), .unknownInvite(let m), .notAdmin(let m), .lastAdmin(let m),
-             .noKeyPackage(let m), .welcomeTooLarge(let m):
+             .noKeyPackage(let m), .welcomeTooLarge(let m), .unknownContact(let m), .ambiguousContact(let m),
+             .safetyNumberMismatch(let m), .noRoute(let m), .messageTooLarge(let m):
             return m
         case .controlNotAnswering(let m): return "the running node does not answer: \(m)"
         case .controlSocketUnavailable(let m): return "the control socket cannot be served: \(m)"

@@ -18,7 +18,7 @@ struct Migration: Sendable {
 }
 
 enum Schema {
-    static let migrations: [Migration] = [v1, v2, v3, v4, v5]
+    static let migrations: [Migration] = [v1, v2, v3, v4, v5, v6]
 
     static var latestVersion: Int { migrations.last?.version ?? 0 }
 
@@ -222,6 +222,56 @@ enum Schema {
             AND s.key = 'retry:' || lower(hex(o.mls_group_id)) || ':' || lower(hex(o.event_id))
         """,
         "DELETE FROM settings WHERE substr(key, 1, 7) = 'intent:' OR substr(key, 1, 6) = 'retry:'",
+    ])
+
+    /// v6: Pigeon direct messages. The DM engine's state as records it names (identity,
+    /// contacts, sessions with their ratchets, pending handshakes, held frames, the seen cache);
+    /// contact names; messages; the frames waiting for a transport.
+    static let v6 = Migration(version: 6, statements: [
+        """
+        CREATE TABLE pigeon_records (
+            key TEXT PRIMARY KEY NOT NULL,
+            value BLOB NOT NULL
+        ) WITHOUT ROWID
+        """,
+        """
+        CREATE TABLE dm_contacts (
+            identity BLOB PRIMARY KEY NOT NULL CHECK (length(identity) = 32),
+            name TEXT NOT NULL UNIQUE,
+            added_at INTEGER NOT NULL
+        ) WITHOUT ROWID
+        """,
+        """
+        CREATE TABLE dm_messages (
+            contact BLOB NOT NULL CHECK (length(contact) = 32),
+            direction TEXT NOT NULL CHECK (direction IN ('in', 'out')),
+            msg_id BLOB NOT NULL CHECK (length(msg_id) = 16),
+            session_id BLOB,
+            kind INTEGER NOT NULL,
+            sent_at INTEGER NOT NULL,
+            received_at INTEGER,
+            body BLOB NOT NULL,
+            status TEXT NOT NULL CHECK (status IN ('queued', 'sent', 'delivered', 'received')),
+            PRIMARY KEY (contact, direction, msg_id)
+        ) WITHOUT ROWID
+        """,
+        "CREATE INDEX dm_messages_by_time ON dm_messages (sent_at)",
+        // A frame leaves only from here: written with the ratchet step that made it. `recipient`
+        // is the Nostr key its gift wrap goes to (a first handshake may come from a stranger);
+        // `contact` the identity key, once known.
+        """
+        CREATE TABLE dm_outbox (
+            id INTEGER PRIMARY KEY AUTOINCREMENT,
+            recipient BLOB NOT NULL CHECK (length(recipient) = 32),
+            contact BLOB CHECK (contact IS NULL OR length(contact) = 32),
+            frame BLOB NOT NULL,
+            msg_id BLOB,
+            created_at INTEGER NOT NULL,
+            attempts INTEGER NOT NULL DEFAULT 0,
+            state TEXT NOT NULL CHECK (state IN ('pending', 'sent', 'failed'))
+        )
+        """,
+        "CREATE INDEX dm_outbox_pending ON dm_outbox (state, id)",
     ])
 
     static func currentVersion(_ connection: SQLiteConnection) throws -> Int {

@@ -31,4 +31,9 @@ public final class StoreTransaction {
     public var settings: SettingsRepository { SettingsRepository(transaction: self) }
     public var snapshots: SnapshotRepository { SnapshotRepository(transaction: self) }
     public var commitIntents: CommitIntentRepository { CommitIntentRepository(transaction: self) }
+    /// Pigeon direct messages: the engine's records, contact names, messages, frames to send.
+    public var pigeonRecords: PigeonRecordRepository { PigeonRecordRepository(transaction: self) }
+    public var dmContacts: DMContactRepository { DMContactRepository(transaction: self) }
+    public var dmMessages: DMMessageRepository { DMMessageRepository(transaction: self) }
+    public var dmOutbox: DMOutboxRepository { DMOutboxRepository(transaction: self) }
 }

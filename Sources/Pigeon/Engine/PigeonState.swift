@@ -1,3 +1,5 @@
+import Nostr
+
 /// Everything one node knows about its direct messages (section 7), as one value: the own
 /// identity, contacts, sessions, pending handshakes, the seen-ephemeral cache and held frames.
 ///
@@ -93,6 +95,30 @@ public enum PigeonRecordKey: Sendable, Hashable, CustomStringConvertible {
         case .session(let id): return "session:\(id.hex)"
         case .pending(let id): return "pending:\(id.hex)"
         case .held(let id): return "held:\(id.hex)"
+        }
+    }
+
+    /// Parses the text key `description` wrote (what the store reads back); nil for anything else.
+    public init?(storeKey text: String) {
+        switch text {
+        case "local": self = .local; return
+        case "seen": self = .seenCache; return
+        default: break
+        }
+        guard let colon = text.firstIndex(of: ":"), let bytes = try? Hex.decode(String(text[text.index(after: colon)...])) else { return nil }
+        switch text[..<colon] {
+        case "contact":
+            guard let key = try? Ed25519PublicKey(bytes: bytes) else { return nil }
+            self = .contact(key)
+        case "session", "pending", "held":
+            guard let id = try? SessionID(bytes: bytes) else { return nil }
+            switch text[..<colon] {
+            case "session": self = .session(id)
+            case "pending": self = .pending(id)
+            default: self = .held(id)
+            }
+        default:
+            return nil
         }
     }
 

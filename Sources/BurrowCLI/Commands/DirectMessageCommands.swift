@@ -1,0 +1,181 @@
+import ArgumentParser
+import Foundation
+import Node
+
+/// `burrow contact …` (pigeon-dm.md section 8).
+struct ContactCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "contact", abstract: "Direct-message contacts: your card, cards you add, safety numbers.",
+        subcommands: [ContactCardCommand.self, ContactAddCommand.self, ContactListCommand.self, ContactVerifyCommand.self,
+                      ContactRemoveCommand.self]
+    )
+}
+
+/// `burrow contact card [--qr] [--nickname TEXT] [--relay URL]...`.
+struct ContactCardCommand: BurrowCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "card", abstract: "Your contact card (reissued when the nickname or relays change).")
+    @OptionGroup var globals: GlobalOptions
+    @Option(help: "The nickname the card shows (at most 32 bytes).") var nickname: String?
+    @Option(name: .customLong("relay"), help: "A relay where you read DMs (repeatable, at most 4; default: your first four).")
+    var relays: [String] = []
+
+    func execute() async throws -> CommandOutput {
+        let card = try await NodeOpener.with(globals) {
+            try await $0.contactCard(nickname: nickname, relays: relays.isEmpty ? nil : relays, timeout: globals.timeoutDuration)
+        }
+        return CommandOutput(fields: DMOutput.card(card), human: card.card)
+    }
+}
+
+/// `burrow contact add CARD [--name NAME]`.
+struct ContactAddCommand: BurrowCommand {
+    static let configuration = CommandConfiguration(commandName: "add", abstract: "Verify and store someone's card (`-` reads stdin).")
+    @OptionGroup var globals: GlobalOptions
+    @Argument(help: "The burrowcard1… text, or - for stdin.") var card: String
+    @Option(help: "What to call the contact (default: its nickname).") var name: String?
+
+    func execute() async throws -> CommandOutput {
+        let text = card == "-" ? String(decoding: FileHandle.standardInput.readDataToEndOfFile(), as: UTF8.self) : card
+        let contact = try await NodeOpener.with(globals) { try $0.addContact(card: text, name: name) }
+        return CommandOutput(fields: [("contact", DMOutput.contact(contact))], human: "added \(DMOutput.contactText(contact))")
+    }
+}
+
+/// `burrow contact list`.
+struct ContactListCommand: BurrowCommand {
+    static let configuration = CommandConfiguration(commandName: "list", abstract: "Your DM contacts.")
+    @OptionGroup var globals: GlobalOptions
+
+    func execute() async throws -> CommandOutput {
+        let contacts = try await NodeOpener.with(globals) { try $0.contacts() }
+        return CommandOutput(fields: [("contacts", .array(contacts.map(DMOutput.contact)))],
+                             human: contacts.isEmpty ? "(no contacts)" : contacts.map(DMOutput.contactText).joined(separator: "\n"))
+    }
+}
+
+/// `burrow contact verify CONTACT [--match DIGITS] [--yes] [--unverify]`.
+struct ContactVerifyCommand: BurrowCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "verify", abstract: "Show the safety number; mark the contact verified once you compared it.")
+    @OptionGroup var globals: GlobalOptions
+    @Argument(help: "The contact.") var contact: String
+    @Option(name: .customLong("match"), help: "The digits the contact read to you (spaces ignored).") var match: String?
+    @Flag(help: "Mark verified without asking.") var yes = false
+    @Flag(help: "Clear the verified mark.") var unverify = false
+
+    func execute() async throws -> CommandOutput {
+        if unverify, yes || match != nil { throw CLIError(.usage, "--unverify cannot be combined with --yes or --match") }
+        var (view, number) = try await NodeOpener.with(globals) {
+            try $0.verifyContact(contact, match: match, confirm: yes, unverify: unverify)
+        }
+        // At a terminal, the user confirms after comparing the digits out of band.
+        if !yes, !unverify, match == nil, !view.verified, !globals.json, ServingNode.current == nil, isatty(STDIN_FILENO) == 1 {
+            Console.out("Safety number with \(view.name):\n\(number)\nDoes it match what \(view.name) sees? [y/N] ")
+            if let answer = readLine(), ["y", "yes"].contains(answer.lowercased().trimmingCharacters(in: .whitespaces)) {
+                (view, number) = try await NodeOpener.with(globals) {
+                    try $0.verifyContact(contact, match: nil, confirm: true, unverify: false)
+                }
+            }
+        }
+        return CommandOutput(fields: [("contact", DMOutput.contact(view)), ("safety_number", .string(number))],
+                             human: "safety number with \(view.name):\n\(number)\n\(view.verified ? "verified" : "not verified")")
+    }
+}
+
+/// `burrow contact remove CONTACT`.
+struct ContactRemoveCommand: BurrowCommand {
+    static let configuration = CommandConfiguration(commandName: "remove", abstract: "Delete a contact with its session state.")
+    @OptionGroup var globals: GlobalOptions
+    @Argument(help: "The contact.") var contact: String
+
+    func execute() async throws -> CommandOutput {
+        let removed = try await NodeOpener.with(globals) { try $0.removeContact(contact) }
+        return CommandOutput(fields: [("contact", DMOutput.contact(removed))], human: "removed \(removed.name)")
+    }
+}
+
+/// `burrow dm …`.
+struct DMCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "dm", abstract: "Direct messages (Noise XX + Double Ratchet, over relays).",
+        subcommands: [DMSendCommand.self, DMReadCommand.self]
+    )
+}
+
+/// `burrow dm send CONTACT TEXT [--via auto|nostr|mesh]`.
+struct DMSendCommand: BurrowCommand {
+    static let configuration = CommandConfiguration(commandName: "send", abstract: "Send a direct message.")
+    @OptionGroup var globals: GlobalOptions
+    @Argument(help: "The contact.") var contact: String
+    @Argument(help: "The text.") var text: String
+    @Option(help: "auto, nostr or mesh.") var via: String = "auto"
+
+    func execute() async throws -> CommandOutput {
+        switch via {
+        case "auto", "nostr": break
+        case "mesh": throw CLIError(.no_route, "the mesh is not running in this home (start `burrow run --mesh …`), so no mesh route reaches \(contact)")
+        default: throw CLIError(.usage, "--via takes auto, nostr or mesh")
+        }
+        let message = try await NodeOpener.with(globals) { try await $0.sendDM(to: contact, text: text, timeout: globals.timeoutDuration) }
+        return CommandOutput(fields: [("message", DMOutput.message(message))], human: DMOutput.messageText(message))
+    }
+}
+
+/// `burrow dm read [CONTACT] [--limit N] [--sync]`.
+struct DMReadCommand: BurrowCommand {
+    static let configuration = CommandConfiguration(commandName: "read", abstract: "Stored direct messages, oldest first.")
+    @OptionGroup var globals: GlobalOptions
+    @OptionGroup var freshness: SyncFlag
+    @Argument(help: "Only this contact.") var contact: String?
+    @Option(help: "Only the newest N.") var limit: Int?
+
+    func execute() async throws -> CommandOutput {
+        if let limit, limit < 0 { throw CLIError(.invalid_input, "--limit must not be negative") }
+        let messages = try await NodeOpener.with(globals) { node in
+            try await freshness.apply(node, globals)
+            return try node.readDMs(contact: contact, limit: limit)
+        }
+        return CommandOutput(fields: [("messages", .array(messages.map(DMOutput.message)))],
+                             human: messages.isEmpty ? "(no messages)" : messages.map(DMOutput.messageText).joined(separator: "\n"))
+    }
+}
+
+enum DMOutput {
+    static func card(_ c: CardView) -> [(String, JSONOutput)] {
+        [("card", .string(c.card)), ("identity", .string(c.identity)), ("static", .string(c.staticKey)), ("pubkey", .string(c.pubkey)),
+         ("npub", .string(c.npub)), ("nickname", .string(c.nickname)), ("relays", .array(c.relays.map { .string($0) })),
+         ("created_at", .int(Int64(c.createdAt)))]
+    }
+
+    static func contact(_ c: ContactView) -> JSONOutput {
+        .object([
+            ("name", .string(c.name)), ("identity", .string(c.identity)), ("pubkey", .string(c.pubkey)), ("npub", .string(c.npub)),
+            ("nickname", .string(c.nickname)), ("relays", .array(c.relays.map { .string($0) })), ("state", .string(c.state)),
+            ("verified", .bool(c.verified)), ("verified_at", c.verifiedAt.map { .int(Int64($0)) } ?? .null),
+            ("card_created_at", .int(Int64(c.cardCreatedAt))),
+            ("session", c.session.map { s in
+                .object([("id", .string(s.id)), ("role", .string(s.role)), ("established_at", .int(Int64(s.establishedAt))),
+                         ("confirmed", .bool(s.confirmed))])
+            } ?? .null),
+        ])
+    }
+
+    static func contactText(_ c: ContactView) -> String {
+        "\(c.name) (\(c.identity.prefix(16))…, \(c.state)\(c.verified ? ", verified" : ""))"
+    }
+
+    static func message(_ m: DMView) -> JSONOutput {
+        .object([
+            ("id", .string(m.id)), ("contact", .string(m.contact)), ("identity", .string(m.identity)),
+            ("direction", .string(m.direction)), ("text", .string(m.text)), ("sent_at", .int(Int64(m.sentAt))),
+            ("received_at", m.receivedAt.map { .int(Int64($0)) } ?? .null), ("status", .string(m.status)),
+            ("session_id", m.sessionID.map { .string($0) } ?? .null), ("verified", .bool(m.verified)),
+        ])
+    }
+
+    static func messageText(_ m: DMView) -> String {
+        let arrow = m.direction == "out" ? "→" : "←"
+        return "\(arrow) \(m.contact)\(m.verified ? "" : " (unverified)"): \(m.text) [\(m.status)]"
+    }
+}

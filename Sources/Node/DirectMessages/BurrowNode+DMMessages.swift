@@ -1,0 +1,346 @@
+import Foundation
+import Nostr
+import Pigeon
+import Store
+
+/// Sending, receiving and carrying DM frames (pigeon-dm.md sections 4, 6.1, 7, 8).
+extension BurrowNode {
+    /// The NIP-59 rumor kind that carries a Pigeon frame.
+    static let dmRumorKind = NostrCarrier.rumorKind
+
+    // MARK: - Sending
+
+    /// `dm send`: on the current session at once; otherwise a handshake is started and the
+    /// message waits (`queued`) until it completes — within `timeout` here, else on a later
+    /// `sync` or under `run`.
+    public func sendDM(to contactText: String, text: String, timeout: Duration) async throws -> DMView {
+        let body = Array(text.utf8)
+        guard !body.isEmpty else { throw NodeError.invalidInput("a message needs text") }
+        guard body.count <= MessageContent.maximumTextBody else {
+            throw NodeError.messageTooLarge("a message holds at most \(MessageContent.maximumTextBody) bytes of text")
+        }
+        let msgID = Self.randomMessageID()
+        let (identity, needsHandshake) = try store.transaction { tx -> (Ed25519PublicKey, Bool) in
+            let state = try pigeon(tx)
+            let contact = try resolveContact(contactText, in: state, tx)
+            let now = Self.nowMilliseconds()
+            try tx.dmMessages.insert(StoredDM(contact: contact.identityKey.bytes, direction: .outgoing, msgID: msgID, sessionID: nil,
+                                              kind: Int(MessageContent.Kind.text.rawValue), sentAt: Int64(now), receivedAt: nil,
+                                              body: body, status: .queued))
+            if state.currentSession(with: contact.identityKey) != nil {
+                try encryptQueued(for: contact.identityKey, state: state, now: now, tx)
+                return (contact.identityKey, false)
+            }
+            try startHandshake(with: contact, state: state, now: now, tx)
+            return (contact.identityKey, true)
+        }
+        await flushDMOutbox(timeout: timeout)
+        if needsHandshake {
+            // Wait for the answer (handshake2) within the timeout; the queued message goes on
+            // the new session as soon as it is established.
+            let deadline = ContinuousClock.now.advanced(by: timeout)
+            while ContinuousClock.now < deadline {
+                var report = SyncReport()
+                try? await syncDMInbox(timeout: min(timeout, .seconds(5)), report: &report)
+                if try store.transaction({ tx in try loadPigeon(tx)?.currentSession(with: identity) != nil }) { break }
+                try? await Task.sleep(for: .milliseconds(300))
+            }
+            await flushDMOutbox(timeout: timeout)
+        }
+        return try store.transaction { tx in
+            guard let stored = try tx.dmMessages.get(contact: identity.bytes, direction: .outgoing, msgID: msgID),
+                  let state = try loadPigeon(tx) else { throw NodeError.internalError("the message was not stored") }
+            return try dmView(stored, state: state, tx)
+        }
+    }
+
+    /// Starts (or re-sends) a handshake with `contact`: the pending state and the outbox row
+    /// commit before handshake1 leaves.
+    func startHandshake(with contact: Contact, state: PigeonState, now: UInt64, _ tx: StoreTransaction) throws {
+        var keys = SystemKeySource()
+        let started = try state.start(with: contact.identityKey, now: now, keys: &keys)
+        try save(started, tx)
+        try queueFrames([started.output.frame], to: contact, msgID: nil, tx)
+    }
+
+    /// Encrypts every queued message to `identity` on its current session: each ratchet step
+    /// commits with its outbox frames, in this transaction, before any transport sees them.
+    @discardableResult
+    func encryptQueued(for identity: Ed25519PublicKey, state: PigeonState, now: UInt64, _ tx: StoreTransaction) throws -> PigeonState {
+        guard let contact = state.contacts[identity], state.currentSession(with: identity) != nil else { return state }
+        var current = state
+        for var message in try tx.dmMessages.queued(contact: identity.bytes) {
+            let content = try MessageContent(kind: UInt8(message.kind), msgID: message.msgID, sentAt: UInt64(message.sentAt), body: message.body)
+            let sent = try current.send(to: identity, content: content, now: now)
+            try save(sent, tx)
+            try queueFrames(sent.output.frames, to: contact, msgID: message.msgID, tx)
+            message.sessionID = sent.output.sessionID.bytes
+            try tx.dmMessages.update(message)
+            current = sent.state
+        }
+        return current
+    }
+
+    func queueFrames(_ frames: [[UInt8]], to contact: Contact, msgID: [UInt8]?, _ tx: StoreTransaction) throws {
+        for frame in frames {
+            try tx.dmOutbox.insert(recipient: contact.card.nostrKey.bytes, contact: contact.identityKey.bytes, frame: frame, msgID: msgID,
+                                   at: Self.now())
+        }
+    }
+
+    /// Publishes every pending frame, each in a fresh gift wrap to its recipient's Nostr key,
+    /// to the relays of the contact's card, else its inbox relays (10050), else ours. A frame a
+    /// relay accepted is `sent`; its message too.
+    func flushDMOutbox(timeout: Duration) async {
+        guard let frames = try? store.transaction({ try $0.dmOutbox.pending() }), !frames.isEmpty else { return }
+        var routes: [[UInt8]: [String]] = [:]
+        for frame in frames {
+            do {
+                guard let recipient = try? PublicKey(bytes: frame.recipient) else {
+                    _ = try? store.transaction { try $0.dmOutbox.setState(id: frame.id, .failed, attempted: false) }
+                    continue
+                }
+                let urls: [String]
+                if let known = routes[frame.recipient] {
+                    urls = known
+                } else {
+                    urls = try await dmRoute(to: recipient, contact: frame.contact, timeout: timeout)
+                    routes[frame.recipient] = urls
+                }
+                var rng = SystemRandomNumberGenerator()
+                let now = Self.now()
+                let rumor = try NostrCarrier.rumor(frame: frame.frame, sender: publicKey, now: now)
+                let wrap = try GiftWrap.wrap(rumor: rumor, sender: keys, recipient: recipient, now: now, rng: &rng,
+                                             extraTags: [["expiration", String(NostrCarrier.expiration(for: frame.frame, now: now))]])
+                try await publishAccepted(wrap, to: urls, timeout: timeout)
+                try store.transaction { tx in
+                    try tx.dmOutbox.setState(id: frame.id, .sent, attempted: true)
+                    if let msgID = frame.msgID, let contact = frame.contact,
+                       var message = try tx.dmMessages.get(contact: contact, direction: .outgoing, msgID: msgID), message.status == .queued {
+                        message.status = .sent
+                        try tx.dmMessages.update(message)
+                    }
+                }
+            } catch {
+                _ = try? store.transaction { try $0.dmOutbox.setState(id: frame.id, .pending, attempted: true) }
+                logger.warning("DM frame not published yet", metadata: ["error": "\(Self.describe(error))"])
+            }
+        }
+    }
+
+    /// Where a gift wrap to `recipient` goes (section 6.1).
+    func dmRoute(to recipient: PublicKey, contact: [UInt8]?, timeout: Duration) async throws -> [String] {
+        let ours = try relays()
+        if let contact, let key = try? Ed25519PublicKey(bytes: contact),
+           let card = try store.transaction({ tx in try loadPigeon(tx)?.contacts[key]?.card }), !card.relays.isEmpty {
+            return card.relays
+        }
+        if !ours.isEmpty,
+           let lists = try? await fetchEvents(Filter(authors: [recipient], kinds: [InboxRelayList.kind]), from: ours, timeout: timeout),
+           let newest = lists.max(by: { $0.createdAt < $1.createdAt }) {
+            let inbox = InboxRelayList.relays(newest)
+            if !inbox.isEmpty { return inbox }
+        }
+        guard !ours.isEmpty else { throw NodeError.noRoute("no relay reaches \(recipient.npub): the contact's card names none and we have none") }
+        return ours
+    }
+
+    // MARK: - Receiving
+
+    /// Fetches the gift wraps addressed to us and processes them (welcomes and DM frames).
+    func syncDMInbox(timeout: Duration, report: inout SyncReport) async throws {
+        try await syncGiftWraps(timeout: timeout, report: &report)
+        await flushDMOutbox(timeout: timeout)
+    }
+
+    /// One DM frame from a gift wrap sealed by `sender`: stepped through the engine; its state
+    /// changes, the message, the replies and the wrap's processed mark commit together.
+    func handleDMFrame(_ unwrapped: UnwrappedGift, wrapID: EventID, report: inout SyncReport) throws {
+        let now = Self.nowMilliseconds()
+        let updates = try store.transaction { tx -> [NodeUpdate] in
+            let state = try pigeon(tx)
+            let frame: [UInt8]
+            do throws(PigeonError) { frame = try NostrCarrier.frame(from: unwrapped.rumor) } catch {
+                throw DMRefusal(code: error)
+            }
+            var keys = SystemKeySource()
+            let delivered: PigeonTransition<DeliverOutput>
+            do throws(PigeonError) {
+                delivered = try state.deliver(frame: frame, now: now, keys: &keys)
+            } catch {
+                try recoverLostSession(after: error, frame: frame, sender: unwrapped.sender, state: state, now: now, tx)
+                throw DMRefusal(code: error)
+            }
+            try save(delivered, tx)
+            var current = delivered.state
+            let out = delivered.output
+            var updates: [NodeUpdate] = []
+            // Replies (handshake2, a repeated handshake3) go back to whoever sealed the frame.
+            for reply in out.outputs {
+                let contact = current.contacts.values.first { $0.card.nostrKey == unwrapped.sender }
+                try tx.dmOutbox.insert(recipient: unwrapped.sender.bytes, contact: contact?.identityKey.bytes, frame: reply, msgID: nil,
+                                       at: Self.now())
+            }
+            if let established = out.established {
+                if out.contactRequest, let contact = current.contacts[established.contact],
+                   try tx.dmContacts.name(identity: established.contact.bytes) == nil {
+                    try setRequestName(for: contact, tx)
+                }
+                if let contact = current.contacts[established.contact] {
+                    updates.append(.contact(try contactView(contact, state: current, tx)))
+                }
+                current = try encryptQueued(for: established.contact, state: current, now: now, tx)
+            }
+            var received: [ReceivedMessage] = out.message.map { [$0] } ?? []
+            received += out.released.compactMap { try? $0.result.get() }
+            for message in received {
+                if let update = try store(message, state: current, now: now, tx) { updates.append(update) }
+            }
+            if out.ackDue, let identity = out.established?.contact ?? received.first?.contact {
+                let ack = try MessageContent(kind: MessageContent.Kind.ack.rawValue, msgID: Self.randomMessageID(), sentAt: now, body: [])
+                if let contact = current.contacts[identity], current.currentSession(with: identity) != nil {
+                    let sent = try current.send(to: identity, content: ack, now: now)
+                    try save(sent, tx)
+                    try queueFrames(sent.output.frames, to: contact, msgID: nil, tx)
+                    current = sent.state
+                }
+            }
+            try tx.processedEvents.mark(eventID: wrapID.bytes, outcome: out.duplicate ? "duplicate DM frame" : "DM frame", at: Self.now())
+            return updates
+        }
+        report.processed += 1
+        report.updates += updates
+        for case .dm(let message) in updates where message.direction == "in" { report.messages += 1 }
+    }
+
+    /// A message frame for a session we do not have, sealed by a contact's Nostr key: the peer
+    /// kept a session we lost, so a new handshake starts (at most once per 24 h per contact).
+    private func recoverLostSession(after error: PigeonError, frame: [UInt8], sender: PublicKey, state: PigeonState, now: UInt64,
+                                    _ tx: StoreTransaction) throws {
+        guard error == .sessionUnknown, frame.count > 1, frame[1] == 4,
+              let contact = state.contacts.values.first(where: { $0.card.nostrKey == sender }),
+              let due = state.recoveryHandshakeDue(for: contact.identityKey, now: now), due.output else { return }
+        try save(due, tx)
+        try startHandshake(with: contact, state: due.state, now: now, tx)
+    }
+
+    private func setRequestName(for contact: Contact, _ tx: StoreTransaction) throws {
+        let base = contact.card.nickname.isEmpty ? "contact-" + String(contact.identityKey.hex.prefix(8)) : contact.card.nickname
+        var candidate = base
+        var n = 2
+        while try tx.dmContacts.identity(name: candidate) != nil {
+            candidate = "\(base)-\(n)"
+            n += 1
+        }
+        try tx.dmContacts.set(identity: contact.identityKey.bytes, name: candidate, at: Self.now())
+    }
+
+    /// Stores what a decrypted message means: a text, receipts for our messages, a new card
+    /// (already applied by the engine). Returns the update `run` prints.
+    private func store(_ message: ReceivedMessage, state: PigeonState, now: UInt64, _ tx: StoreTransaction) throws -> NodeUpdate? {
+        guard let content = message.content else { return nil }
+        switch content.knownKind {
+        case .text:
+            let row = StoredDM(contact: message.contact.bytes, direction: .incoming, msgID: content.msgID, sessionID: message.sessionID.bytes,
+                               kind: Int(content.kind), sentAt: Int64(content.sentAt), receivedAt: Int64(now), body: content.body,
+                               status: .received)
+            guard try tx.dmMessages.insert(row) else { return nil }
+            return .dm(try dmView(row, state: state, tx))
+        case .receipt:
+            for start in stride(from: 0, to: content.body.count, by: 16) {
+                let id = Array(content.body[start..<min(start + 16, content.body.count)])
+                if var mine = try tx.dmMessages.get(contact: message.contact.bytes, direction: .outgoing, msgID: id), mine.status != .delivered {
+                    mine.status = .delivered
+                    try tx.dmMessages.update(mine)
+                }
+            }
+            return nil
+        case .card:
+            guard let contact = state.contacts[message.contact] else { return nil }
+            return .contact(try contactView(contact, state: state, tx))
+        case .ack, .none:
+            return nil
+        }
+    }
+
+    /// Sends one receipt per contact for the texts received since the last (section 8).
+    func sendReceipts(for received: [DMView]) throws {
+        let byContact = Dictionary(grouping: received.filter { $0.direction == "in" }, by: \.identity)
+        guard !byContact.isEmpty else { return }
+        try store.transaction { tx in
+            guard var state = try loadPigeon(tx) else { return }
+            let now = Self.nowMilliseconds()
+            for (identityHex, messages) in byContact.sorted(by: { $0.key < $1.key }) {
+                guard let identity = try? Ed25519PublicKey(bytes: Hex.decode(identityHex)), let contact = state.contacts[identity],
+                      state.currentSession(with: identity) != nil else { continue }
+                for chunk in stride(from: 0, to: messages.count, by: MessageContent.maximumReceiptIDs) {
+                    let ids = messages[chunk..<min(chunk + MessageContent.maximumReceiptIDs, messages.count)]
+                        .compactMap { try? Hex.decode($0.id) }.flatMap { $0 }
+                    let receipt = try MessageContent(kind: MessageContent.Kind.receipt.rawValue, msgID: Self.randomMessageID(), sentAt: now, body: ids)
+                    let sent = try state.send(to: identity, content: receipt, now: now)
+                    try save(sent, tx)
+                    try queueFrames(sent.output.frames, to: contact, msgID: nil, tx)
+                    state = sent.state
+                }
+            }
+        }
+    }
+
+    /// Queued messages whose contact now has a session are encrypted; handshakes for the rest
+    /// are (re)started; lifetimes are applied. Run by `sync` and `run`'s upkeep.
+    func advanceDMs(timeout: Duration) async {
+        do {
+            try store.transaction { tx in
+                guard var state = try loadPigeon(tx) else { return }
+                let now = Self.nowMilliseconds()
+                let expired = state.expire(now: now)
+                try save(expired, tx)
+                state = expired.state
+                for contact in state.contacts.values.sorted(by: { $0.identityKey < $1.identityKey }) {
+                    guard !(try tx.dmMessages.queued(contact: contact.identityKey.bytes)).isEmpty else { continue }
+                    if state.currentSession(with: contact.identityKey) != nil {
+                        state = try encryptQueued(for: contact.identityKey, state: state, now: now, tx)
+                    } else {
+                        try startHandshake(with: contact, state: state, now: now, tx)
+                        state = try loadPigeon(tx) ?? state
+                    }
+                }
+                try tx.dmOutbox.prune(sentBefore: Self.now() - 7 * 86_400)
+            }
+        } catch {
+            logger.warning("DM upkeep failed", metadata: ["error": "\(Self.describe(error))"])
+        }
+        await flushDMOutbox(timeout: timeout)
+    }
+
+    // MARK: - Reading
+
+    /// `dm read`: stored texts, oldest first by sent_at (the newest `limit`).
+    public func readDMs(contact text: String?, limit: Int?) throws -> [DMView] {
+        try store.transaction { tx in
+            guard let state = try loadPigeon(tx) else {
+                if let text { throw NodeError.unknownContact("no contact matches \(text)") }
+                return []
+            }
+            let identity = try text.map { try resolveContact($0, in: state, tx).identityKey.bytes }
+            return try tx.dmMessages.list(contact: identity, kinds: [Int(MessageContent.Kind.text.rawValue)], limit: limit)
+                .map { try dmView($0, state: state, tx) }
+        }
+    }
+
+    func dmView(_ m: StoredDM, state: PigeonState, _ tx: StoreTransaction) throws -> DMView {
+        let key = try? Ed25519PublicKey(bytes: m.contact)
+        let contact = key.flatMap { state.contacts[$0] }
+        let name = try tx.dmContacts.name(identity: m.contact) ?? "contact-" + String(Hex.encode(m.contact).prefix(8))
+        return DMView(id: Hex.encode(m.msgID), contact: name, identity: Hex.encode(m.contact), direction: m.direction.rawValue,
+                      text: String(decoding: m.body, as: UTF8.self), sentAt: UInt64(max(0, m.sentAt)),
+                      receivedAt: m.receivedAt.map { UInt64(max(0, $0)) }, status: m.status.rawValue,
+                      sessionID: m.sessionID.map(Hex.encode), verified: contact?.isVerified ?? false)
+    }
+}
+
+/// A frame the engine refused, with the spec's code (section 9).
+struct DMRefusal: Error, CustomStringConvertible {
+    let code: PigeonError
+    var description: String { code.rawValue }
+}
