@@ -72,6 +72,8 @@ let package = Package(
             ],
             swiftSettings: swift6
         ),
+        // A QR Code encoder (ISO/IEC 18004) for contact cards in the terminal.
+        .target(name: "QRCode", swiftSettings: swift6),
         // The SQLite wrapper over Debian's SQLCipher, shared by the node's store and the relay.
         .target(name: "SQLite", dependencies: ["CSQLCipher"], swiftSettings: swift6),
         .target(
@@ -99,7 +101,7 @@ let package = Package(
         .target(
             name: "BurrowCLI",
             dependencies: [
-                "Node", "Conformance", "Marmot", "MLS", "Nostr", "Pigeon", "RelayServer",
+                "Node", "Conformance", "QRCode", "Marmot", "MLS", "Nostr", "Pigeon", "RelayServer",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             swiftSettings: swift6
@@ -158,6 +160,7 @@ let package = Package(
         .testTarget(name: "MLSTests", dependencies: ["TestSupport", "MLS"], swiftSettings: swift6),
         .testTarget(name: "MarmotTests", dependencies: ["TestSupport", "Marmot", "MLS", "Nostr"], swiftSettings: swift6),
         .testTarget(name: "RelayClientTests", dependencies: ["TestSupport", "RelayClient", "Nostr"], swiftSettings: swift6),
+        .testTarget(name: "QRCodeTests", dependencies: ["QRCode"], swiftSettings: swift6),
         .testTarget(name: "StoreTests", dependencies: ["TestSupport", "Store", "SQLite"], swiftSettings: swift6),
         .testTarget(
             name: "NodeTests",

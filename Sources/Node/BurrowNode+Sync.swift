@@ -70,6 +70,8 @@ extension BurrowNode {
         do { try sendReceipts(for: received) } catch {
             logger.warning("DM receipts not queued", metadata: ["error": "\(Self.describe(error))"])
         }
+        await deleteSettledWraps(report.settledDMWraps, timeout: timeout)
+        report.settledDMWraps = []
         try store.transaction { try $0.settings.set(Settings.giftWrapCursor, String(started)) }
     }
 

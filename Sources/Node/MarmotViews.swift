@@ -110,6 +110,8 @@ public struct SyncReport: Sendable {
     var tooOldGroups: Set<String> = []
     /// Follow-up work the pipeline asked for (owed commits, intents to re-apply).
     var effects: [GroupPipeline.Effect] = []
+    /// Gift wraps whose DM frames are committed: the mailbox may delete them.
+    var settledDMWraps: [EventID] = []
 
     public init() {}
 

@@ -9,7 +9,7 @@ struct ConformanceCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "conformance",
         abstract: "Run a published conformance vector file.",
-        subcommands: [BIP340.self, NIP44.self, MLS.self, Pigeon.self]
+        subcommands: [BIP340.self, NIP44.self, MLS.self, Pigeon.self, Noise.self]
     )
 
     struct BIP340: AsyncRunnable {
@@ -61,6 +61,20 @@ struct ConformanceCommand: AsyncParsableCommand {
         mutating func runAsync() async throws {
             let bytes = try ConformanceCommand.read(file, json: globals.json)
             try ConformanceCommand.finish(PigeonConformance.run(json: bytes), json: globals.json)
+        }
+    }
+
+    struct Noise: AsyncRunnable {
+        static let configuration = CommandConfiguration(
+            commandName: "noise",
+            abstract: "A Noise test-vector file (cacophony/snow/noise-c format); Noise_XX_25519_ChaChaPoly_SHA256 cases run."
+        )
+        @OptionGroup var globals: GlobalOptions
+        @Argument(help: "The vector file.") var file: String
+
+        mutating func runAsync() async throws {
+            let bytes = try ConformanceCommand.read(file, json: globals.json)
+            try ConformanceCommand.finish(NoiseConformance.run(json: bytes), json: globals.json)
         }
     }
 

@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import Node
+import QRCode
 
 /// `burrow contact …` (pigeon-dm.md section 8).
 struct ContactCommand: AsyncParsableCommand {
@@ -16,6 +17,7 @@ struct ContactCardCommand: BurrowCommand {
     static let configuration = CommandConfiguration(
         commandName: "card", abstract: "Your contact card (reissued when the nickname or relays change).")
     @OptionGroup var globals: GlobalOptions
+    @Flag(help: "Also print the card as a QR code.") var qr = false
     @Option(help: "The nickname the card shows (at most 32 bytes).") var nickname: String?
     @Option(name: .customLong("relay"), help: "A relay where you read DMs (repeatable, at most 4; default: your first four).")
     var relays: [String] = []
@@ -24,7 +26,17 @@ struct ContactCardCommand: BurrowCommand {
         let card = try await NodeOpener.with(globals) {
             try await $0.contactCard(nickname: nickname, relays: relays.isEmpty ? nil : relays, timeout: globals.timeoutDuration)
         }
-        return CommandOutput(fields: DMOutput.card(card), human: card.card)
+        var fields = DMOutput.card(card)
+        var human = card.card
+        if qr {
+            // Upper case: the alphanumeric mode (section 2.3), version 13 at level L for a usual card.
+            let symbol = try QREncoder.encode(segments: [try .alphanumeric(card.qrText)], level: .low)
+            fields.append(("qr", .array(TerminalRenderer.lines(symbol).map { .string($0) })))
+            // At a terminal, black on white whatever its colours, so any camera reads it.
+            let colored = !globals.json && ServingNode.current == nil && isatty(STDOUT_FILENO) == 1
+            human += "\n" + TerminalRenderer.lines(symbol, ansiColors: colored).joined(separator: "\n")
+        }
+        return CommandOutput(fields: fields, human: human)
     }
 }
 

@@ -210,7 +210,25 @@ extension BurrowNode {
         }
         report.processed += 1
         report.updates += updates
+        report.settledDMWraps.append(wrapID)
         for case .dm(let message) in updates where message.direction == "in" { report.messages += 1 }
+    }
+
+    /// Asks our relays to delete gift wraps whose frames are committed (section 6.3: a kind-5
+    /// by the recipient, on a connection authenticated as it, empties burrow-relay's mailbox).
+    /// Other relays ignore it (the wraps' author is a one-time key). Best effort.
+    func deleteSettledWraps(_ ids: [EventID], timeout: Duration) async {
+        guard !ids.isEmpty else { return }
+        do {
+            var rng = SystemRandomNumberGenerator()
+            for chunk in stride(from: 0, to: ids.count, by: 500) {
+                let tags = ids[chunk..<min(chunk + 500, ids.count)].map { ["e", $0.hex] } + [["k", String(Kind.giftWrap)]]
+                let deletion = try Event.sign(kind: 5, content: "", tags: tags, createdAt: Self.now(), keys: keys, rng: &rng)
+                _ = try await pool(try relays()).publish(deletion, timeout: timeout)
+            }
+        } catch {
+            logger.debug("mailbox deletion not sent", metadata: ["error": "\(Self.describe(error))"])
+        }
     }
 
     /// A message frame for a session we do not have, sealed by a contact's Nostr key: the peer
