@@ -47,6 +47,13 @@ let package = Package(
             dependencies: [.product(name: "Crypto", package: "swift-crypto")],
             swiftSettings: swift6
         ),
+        // The Burrow mesh (Docs: mesh.md): packets, fragments, the flooding router, store-and-forward,
+        // nearby invites, and the simulated radio that drives routers in tests. Sans-I/O.
+        .target(
+            name: "Mesh",
+            dependencies: ["Nostr", "CSodium", .product(name: "Crypto", package: "swift-crypto")],
+            swiftSettings: swift6
+        ),
         .target(
             name: "Marmot",
             dependencies: ["MLS", "Nostr", "CSodium", .product(name: "Crypto", package: "swift-crypto")],
@@ -83,7 +90,7 @@ let package = Package(
         ),
         .target(
             name: "Conformance",
-            dependencies: ["Nostr", "MLS", .product(name: "Crypto", package: "swift-crypto")],
+            dependencies: ["Nostr", "MLS", "Mesh", .product(name: "Crypto", package: "swift-crypto")],
             swiftSettings: swift6
         ),
         // The command-line program: a library (so the crash tests' probe runs the same code)
@@ -139,7 +146,7 @@ let package = Package(
         // corpora by FuzzSmokeTests.
         .target(
             name: "FuzzTargets",
-            dependencies: ["MLS", "Nostr", "Marmot", "CSodium", .product(name: "Crypto", package: "swift-crypto")],
+            dependencies: ["MLS", "Nostr", "Marmot", "Mesh", "CSodium", .product(name: "Crypto", package: "swift-crypto")],
             swiftSettings: swift6
         ),
 
@@ -172,6 +179,7 @@ let package = Package(
             swiftSettings: swift6
         ),
         .testTarget(name: "BurrowCLITests", dependencies: ["TestSupport", "Nostr", "Marmot", "Node"], swiftSettings: swift6),
+        .testTarget(name: "MeshTests", dependencies: ["TestSupport", "Mesh", "Nostr"], swiftSettings: swift6),
         .testTarget(name: "FuzzSmokeTests", dependencies: ["TestSupport", "FuzzTargets", "MLS", "Marmot", "Nostr"], swiftSettings: swift6),
     ]
 )

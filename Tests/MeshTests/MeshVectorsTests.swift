@@ -1,0 +1,6 @@
+import XCTest
+@testable import Mesh
+
+final class MeshVectorsTests: XCTestCase {
+    func testVersion() { XCTAssertEqual(MeshProtocol.version, 1) }
+}
