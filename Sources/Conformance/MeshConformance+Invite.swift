@@ -116,7 +116,7 @@ extension MeshConformance {
 
     static func checkPacket(_ packets: JSONValue?, _ name: String, type: PacketType, from sender: MeshID, to recipient: MeshID?,
                             payload: [UInt8], now: UInt64) throws {
-        let bytes = try hex(packets?[name], "packets.\(name)")
+        let bytes = try hexValue(packets?[name], "packets.\(name)")
         let unverified = try UnverifiedPacket.decode(bytes)
         try unverified.checkFreshness(now: now)
         let packet = try unverified.verified()

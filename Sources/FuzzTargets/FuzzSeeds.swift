@@ -20,6 +20,8 @@ public enum FuzzSeeds {
         case NIP44Target.name: return try nip44()
         case MarmotEventTarget.name: return try marmotEvent()
         case GroupEventTarget.name: return try groupEvent()
+        case MeshPacketTarget.name: return try meshPacket()
+        case MeshFragmentTarget.name: return try meshFragment()
         default: return []
         }
     }

@@ -57,6 +57,12 @@ public struct UnverifiedPacket: Sendable {
         )
     }
 
+    /// The wire bytes these fields encode to (the decoder accepts exactly one encoding).
+    public var encoded: [UInt8] {
+        Packet(type: type, ttl: ttl, timestamp: timestamp, sender: sender, recipient: recipient, payload: payload,
+               meshKey: meshKey, signature: signature, id: id).encoded
+    }
+
     /// Section 4 step 4.
     public func checkFreshness(now: UInt64) throws(MeshError) {
         try Freshness.check(timestamp: timestamp, type: type, now: now)
