@@ -22,6 +22,8 @@ public struct MeshConfiguration: Sendable {
     public static let broadcastJitter: ClosedRange<UInt64> = 20...80
     /// Pending forwards held at once (each for ≤ 80 ms): a bound under floods.
     public static let maxPendingForwards = 4096
+    /// Ids first heard with TTL 1 remembered, in case a copy with a higher TTL follows.
+    public static let maxHeldBack = 256
     /// Per-sender rate-limit records held at once.
     public static let maxSenderRecords = 4096
 

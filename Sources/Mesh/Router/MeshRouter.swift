@@ -41,8 +41,12 @@ public struct MeshRouter<Random: RandomNumberGenerator & Sendable>: Sendable {
         var syncAt: [MeshID: UInt64] = [:]
     }
 
+    /// Ids of packets first heard with TTL 1 (not forwarded), most recent last: a copy with a
+    /// higher TTL arriving later is forwarded after all.
+    var heldBack: [SeenKey] = []
+
     struct PendingForward: Sendable {
-        let packet: Packet
+        var packet: Packet
         var heardFrom: Set<LinkID>
         let due: UInt64
     }
@@ -142,8 +146,7 @@ public struct MeshRouter<Random: RandomNumberGenerator & Sendable>: Sendable {
     private mutating func accept(_ unverified: UnverifiedPacket, on link: LinkID, now: UInt64, actions: inout [MeshAction]) throws(MeshError) {
         try unverified.checkFreshness(now: now)
         if seen.contains(unverified.id, now: now) {
-            // A duplicate during the jitter tells us a neighbour already has it (7.1).
-            pending[unverified.id.key]?.heardFrom.insert(link)
+            noteDuplicate(unverified, on: link, now: now)
             throw .duplicate
         }
         let packet = try unverified.verified()
@@ -203,6 +206,31 @@ public struct MeshRouter<Random: RandomNumberGenerator & Sendable>: Sendable {
             store.insert(packet.with(ttl: packet.ttl - 1), now: now)
         }
         scheduleForward(packet, from: link, forMe: forMe, now: now)
+        if packet.ttl == 1, !packet.type.isLinkLocal, !forMe {
+            heldBack.append(packet.id.key)
+            if heldBack.count > MeshConfiguration.maxHeldBack { heldBack.removeFirst(heldBack.count - MeshConfiguration.maxHeldBack) }
+        }
+    }
+
+    /// A duplicate during the jitter tells us a neighbour already has it (7.1). It may also
+    /// have come a shorter way than the first copy (jitter lets a longer path win): until the
+    /// packet is sent, the highest TTL heard is the one it leaves with, so a flood still reaches
+    /// every node within TTL. Once sent, its bytes never change (section 9).
+    private mutating func noteDuplicate(_ duplicate: UnverifiedPacket, on link: LinkID, now: UInt64) {
+        let key = duplicate.id.key
+        if var forward = pending[key] {
+            forward.heardFrom.insert(link)
+            if duplicate.ttl >= 2, duplicate.ttl - 1 > forward.packet.ttl {
+                forward.packet = forward.packet.with(ttl: duplicate.ttl - 1)
+                store.raiseTTL(of: forward.packet)
+            }
+            pending[key] = forward
+        } else if duplicate.ttl >= 2, let index = heldBack.firstIndex(of: key), let packet = try? duplicate.verified() {
+            // First heard with TTL 1 (neither forwarded nor stored), now with more.
+            heldBack.remove(at: index)
+            if packet.type.isCarried, configuration.capabilities.contains(.store) { store.insert(packet.with(ttl: packet.ttl - 1), now: now) }
+            scheduleForward(packet, from: link, forMe: false, now: now)
+        }
     }
 
     /// This node's mesh ids (the previous one for 60 s) and the DM tags of its Pigeon keys.

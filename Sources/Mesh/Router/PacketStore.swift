@@ -38,6 +38,13 @@ public struct PacketStore: Sendable {
         enforceQuotas(for: packet.recipient)
     }
 
+    /// Replaces a stored packet's resend TTL with a higher one, before it was ever sent (a
+    /// copy that came a shorter way during the forwarding jitter).
+    mutating func raiseTTL(of packet: Packet) {
+        guard let entry = entries[packet.id.key], entry.packet.ttl < packet.ttl else { return }
+        entries[packet.id.key] = Entry(packet: packet, length: entry.length)
+    }
+
     public mutating func expire(now: UInt64) {
         for (key, entry) in entries where entry.packet.timestamp &+ Self.lifetime <= now { remove(key) }
     }
