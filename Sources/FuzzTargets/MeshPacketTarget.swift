@@ -6,8 +6,9 @@ import Mesh
 ///
 /// Properties: a decoded packet re-encodes to exactly the input (one encoding per packet, so
 /// one id per packet); payloads that decode re-encode to themselves (announces: up to skipped
-/// unknown TLVs, so decode ∘ encode is stable); a frame the router refuses leaves its caches,
-/// store, assemblies, counters of work and links exactly as they were.
+/// unknown TLVs, so decode ∘ encode is stable); a frame the router refuses leaves its store,
+/// assemblies, pending forwards and deliveries as they were, and its seen-cache too unless the
+/// refusal came after the signature verified (section 4 step 6).
 public enum MeshPacketTarget: FuzzTarget {
     public static let name = "mesh-packet"
     static let now: UInt64 = 1_767_225_600_000
@@ -66,11 +67,20 @@ public enum MeshPacketTarget: FuzzTarget {
         var router = MeshRouter(identity: MeshIdentity(key: key, now: now), configuration: configuration, now: now,
                                 random: MeshSplitMix64(seed: 1))
         router.linkUp(LinkID(1), mtu: 509, now: now)
-        let before = (router.footprint.seen, router.footprint.pending, router.footprint.store, router.footprint.assemblies, router.counters.delivered)
+        let before = (router.footprint.pending, router.footprint.store, router.footprint.assemblies, router.counters.delivered)
+        let seenBefore = router.footprint.seen
         var actions: [MeshAction] = []
-        if router.receive(bytes, on: LinkID(1), now: now, actions: &actions) != nil {
-            let after = (router.footprint.seen, router.footprint.pending, router.footprint.store, router.footprint.assemblies, router.counters.delivered)
+        if let refusal = router.receive(bytes, on: LinkID(1), now: now, actions: &actions) {
+            let after = (router.footprint.pending, router.footprint.store, router.footprint.assemblies, router.counters.delivered)
             guard before == after, actions.isEmpty else { throw PropertyViolation(name, "a refused frame changed the router") }
+            // Section 4: a packet whose signature verified enters the seen-cache (step 6) before
+            // its payload is checked (step 8), so a replay is not checked twice. Nothing refused
+            // earlier may touch it.
+            let afterSignature: Set<MeshError> = [.rateLimited, .badPayload, .badEvent, .badBeacon, .duplicate]
+            let grown = router.footprint.seen - seenBefore
+            guard grown == 0 || (grown == 1 && afterSignature.contains(refusal)) else {
+                throw PropertyViolation(name, "a frame refused before its signature entered the seen-cache")
+            }
         }
     }
 }

@@ -23,6 +23,9 @@ public struct FragmentFrame: Sendable, Hashable {
     /// `fragment_index`, `fragment_type`.
     public static func decode(_ frame: [UInt8]) throws(MeshError) -> FragmentFrame {
         guard frame.count > headerLength else { throw .truncated }
+        // The router only gets here for frames `isFragment` matched; other callers may not.
+        guard frame[0] == MeshProtocol.version else { throw .badVersion }
+        guard frame[1] == typeByte else { throw .unknownType }
         var reader = ByteReader(frame, offset: 2)
         let fragmentID = try reader.u64()
         let index = try reader.u16()
