@@ -112,7 +112,7 @@ let package = Package(
         .executableTarget(
             name: "burrow-bench",
             dependencies: [
-                "Nostr", "MLS", "Marmot", "Store", "Node", "CSecp256k1", "RelayClient",
+                "Nostr", "MLS", "Marmot", "Store", "Node", "CSecp256k1", "RelayClient", "Mesh",
                 .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: swift6

@@ -11,11 +11,13 @@ final class SimulationTests: XCTestCase {
                        createdAt: Int64(at / 1000), keys: keys, rng: &rng)
     }
 
-    /// 50 nodes, random geometric graph, 10 % frame loss (and some duplication and reordering):
-    /// carried packets reach ≥ 99 % of the nodes within TTL, exactly once each.
-    func testFiftyNodesTenPercentLossDeliverWithinTTL() throws {
-        var rng = MeshSplitMix64(seed: 2026)
-        let topology = Topology.randomGeometric(nodeCount: 50, meanDegree: 6.5, using: &rng)
+    /// One 50-node random geometric graph (mean degree ≈ 6.5, MTU `mtu`) with 10 % frame loss,
+    /// 2 % duplication and 5–40 ms latency: ten 445 events from random nodes, then `minutes` of
+    /// announces and sync. Returns (within-TTL deliveries, expected, live within 2 s), checking
+    /// exactly-once delivery and bounded state on the way.
+    func lossyRun(seed: UInt64, mtu: Int, minutes: UInt64) throws -> (delivered: Int, expected: Int, live: Int) {
+        var rng = MeshSplitMix64(seed: seed)
+        let topology = Topology.randomGeometric(nodeCount: 50, meanDegree: 6.5, mtu: mtu, using: &rng)
         var simulation = MeshSimulation(
             topology: topology, seed: 11, impairment: .init(loss: 0.10, duplication: 0.02, latency: 5...40)
         )
@@ -24,32 +26,58 @@ final class SimulationTests: XCTestCase {
         var sent: [(packet: Packet, source: Int)] = []
         for n in 0..<10 {
             let source = Int(rng.next() % 50)
-            let e = try event(n, keys: keys, at: simulation.now, rng: &rng)
+            let e = try Event.sign(kind: 445, content: "group message \(n)", tags: [["h", "00"]], createdAt: Int64(simulation.now / 1000),
+                                   keys: keys, rng: &rng)
             try simulation.perform(on: source) { router, now, actions in
                 sent.append((try router.sendEvent(e, now: now, actions: &actions), source))
             }
             simulation.run(until: simulation.now + 1_000)
         }
-        simulation.run(until: start + 5 * 60_000)
-
+        simulation.run(until: start + minutes * 60_000)
         var expected = 0, delivered = 0, live = 0
         for (packet, source) in sent {
             let hops = topology.hops(from: source)
             let within = Set((0..<50).filter { $0 != source && (hops[$0] ?? .max) <= 7 })
             let receivers = simulation.deliveries.filter { $0.packet == packet.id }
             XCTAssertEqual(receivers.count, Set(receivers.map(\.node)).count, "a node delivered a packet twice")
+            XCTAssertFalse(receivers.contains { $0.node == source }, "the source delivered its own packet")
             expected += within.count
             delivered += within.intersection(receivers.map(\.node)).count
-            live += receivers.filter { $0.at < packet.timestamp + 2_000 }.count
+            live += within.intersection(receivers.filter { $0.at < packet.timestamp + 2_000 }.map(\.node)).count
         }
-        let ratio = Double(delivered) / Double(expected)
-        print("mesh simulation: |E| \(topology.edges.count), degree \(topology.meanDegree), delivery \(delivered)/\(expected) = \(ratio), live (2 s, before sync) \(live), frames \(simulation.framesSent), lost \(simulation.framesLost)")
-        XCTAssertGreaterThanOrEqual(ratio, 0.99)
-        XCTAssertGreaterThan(simulation.framesLost, 0)
+        XCTAssertGreaterThan(simulation.framesLost, simulation.framesSent / 20)
         for router in simulation.routers {
             XCTAssertLessThanOrEqual(router.footprint.seen, SeenCache.defaultCapacity)
             XCTAssertEqual(router.footprint.pending, 0)
         }
+        return (delivered, expected, live)
+    }
+
+    /// 50 nodes, 10 % frame loss: ≥ 99 % of (packet, node within TTL) pairs delivered, over five
+    /// random graphs, each packet one frame (MTU 509). Flooding alone delivers about 94 %; sync
+    /// repairs most of the rest, except where loss left a region only copies with TTL spent.
+    func testFiftyNodesTenPercentLossDeliverWithinTTL() throws {
+        var delivered = 0, expected = 0, live = 0
+        for seed in [2026, 7, 1, 2, 3] as [UInt64] {
+            let run = try lossyRun(seed: seed, mtu: 509, minutes: 6)
+            print("mesh simulation seed \(seed): delivered \(run.delivered)/\(run.expected), live \(run.live)")
+            XCTAssertGreaterThanOrEqual(Double(run.delivered) / Double(run.expected), 0.97, "seed \(seed)")
+            delivered += run.delivered
+            expected += run.expected
+            live += run.live
+        }
+        let ratio = Double(delivered) / Double(expected)
+        print("mesh simulation: delivery within TTL \(delivered)/\(expected) = \(ratio), live (2 s) \(Double(live) / Double(expected))")
+        XCTAssertGreaterThanOrEqual(ratio, 0.99)
+    }
+
+    /// The same with 3-frame packets (MTU 185): each link crossing loses a packet 27 % of the
+    /// time, flooding delivers about three quarters and sync brings it to ~98 %.
+    func testFragmentedPacketsUnderLossStillMostlyDelivered() throws {
+        let run = try lossyRun(seed: 7, mtu: 185, minutes: 6)
+        print("mesh simulation MTU 185: delivered \(run.delivered)/\(run.expected), live \(run.live)")
+        XCTAssertGreaterThanOrEqual(Double(run.delivered) / Double(run.expected), 0.97)
+        XCTAssertGreaterThan(run.delivered, run.live, "sync repaired packets flooding lost")
     }
 
     /// Section 7.2: within 2|E| always, and pruning well under plain flooding.
@@ -74,11 +102,13 @@ final class SimulationTests: XCTestCase {
         let e = try event(0, keys: Keys.generate(using: &rng), at: simulation.now, rng: &rng)
         var packet: Packet?
         try simulation.perform(on: 0) { router, now, actions in packet = try router.sendEvent(e, now: now, actions: &actions) }
-        simulation.run(until: start + 4 * 60_000)
+        simulation.run(until: simulation.now + 5_000)
         guard let packet else { return XCTFail("not sent") }
-        XCTAssertEqual(simulation.receivers(of: packet.id), Set(1...7))
-        // One transmission per link crossed: 7 links forward, the last node (7, TTL 1) does not.
+        // The flood: one transmission per link crossed; node 7 (TTL 1) does not forward.
         XCTAssertEqual(simulation.transmissions[packet.id.id8], 7)
+        XCTAssertEqual(simulation.receivers(of: packet.id), Set(1...7))
+        simulation.run(until: start + 4 * 60_000)
+        XCTAssertEqual(simulation.receivers(of: packet.id), Set(1...7), "sync never carries it past its TTL")
     }
 
     /// Store-and-forward: a DM sent while its recipient's only link is down arrives by sync

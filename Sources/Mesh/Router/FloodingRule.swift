@@ -39,8 +39,12 @@ public enum FloodingRule {
     /// - `heardFrom`: the links it arrived on (first arrival and duplicates during the jitter);
     ///   empty for a packet originated here.
     /// - `pruned`: `false` gives plain flooding (the duplicate rule alone), for comparison.
+    /// - `covering`: the heard-from links whose peers' neighbour lists count as covered; `nil`
+    ///   means all of `heardFrom` (the rule as written). The router passes the links a copy came
+    ///   from with at least the TTL it will send, so a neighbour is never left to a copy that
+    ///   reaches less far than ours would.
     public static func links(
-        recipient: MeshID?, links: [FloodLink], heardFrom: Set<LinkID>, pruned: Bool = true
+        recipient: MeshID?, links: [FloodLink], heardFrom: Set<LinkID>, covering: Set<LinkID>? = nil, pruned: Bool = true
     ) -> [LinkID] {
         // A recipient that is a neighbour: its link only (never back where it came from).
         if let recipient, let direct = links.first(where: { $0.peers.contains(recipient) }) {
@@ -49,10 +53,11 @@ public enum FloodingRule {
         if heardFrom.isEmpty { return links.map(\.link).sorted() }
         var covered = Set<MeshID>()
         if pruned {
+            let covering = covering ?? heardFrom
             for link in links where heardFrom.contains(link.link) {
                 for peer in link.peers {
                     covered.insert(peer)
-                    covered.formUnion(link.neighbours[peer] ?? [])
+                    if covering.contains(link.link) { covered.formUnion(link.neighbours[peer] ?? []) }
                 }
             }
         }

@@ -7,6 +7,11 @@ public struct MeshConfiguration: Sendable {
     /// Pruned flooding (7.1); `false` is plain flooding, kept for measurements.
     public var pruning = true
     public var seenCapacity = SeenCache.defaultCapacity
+    /// A copy heard during the jitter covers its sender's neighbours only if its TTL is at
+    /// least the one this node sends (see `FloodingRule.links(covering:)`).
+    public var ttlAwareCovering = true
+    /// Sync also wants packets this node heard only with TTL 1 (see `MeshRouter.want`).
+    public var refetchTTLOne = true
     /// Whether link-local announces are sent on the 10 s schedule (tests of single frames turn
     /// them off so only the frames under test appear).
     public var announces = true
@@ -24,6 +29,8 @@ public struct MeshConfiguration: Sendable {
     public static let maxPendingForwards = 4096
     /// Ids first heard with TTL 1 remembered, in case a copy with a higher TTL follows.
     public static let maxHeldBack = 256
+    /// How often sync asks again for a packet heard only with TTL 1.
+    public static let maxRefetches = 3
     /// Per-sender rate-limit records held at once.
     public static let maxSenderRecords = 4096
 

@@ -43,11 +43,19 @@ public struct MeshRouter<Random: RandomNumberGenerator & Sendable>: Sendable {
 
     /// Ids of packets first heard with TTL 1 (not forwarded), most recent last: a copy with a
     /// higher TTL arriving later is forwarded after all.
-    var heldBack: [SeenKey] = []
+    var heldBack: [HeldBack] = []
+
+    struct HeldBack: Sendable {
+        let key: SeenKey
+        /// Sync wants of it so far (at most `MeshConfiguration.maxRefetches`).
+        var wants = 0
+    }
 
     struct PendingForward: Sendable {
         var packet: Packet
         var heardFrom: Set<LinkID>
+        /// The highest TTL heard on each of those links.
+        var heardTTL: [LinkID: UInt8]
         let due: UInt64
     }
 
@@ -77,7 +85,10 @@ public struct MeshRouter<Random: RandomNumberGenerator & Sendable>: Sendable {
 
     public mutating func linkDown(_ link: LinkID) {
         links[link] = nil
-        for key in pending.keys { pending[key]?.heardFrom.remove(link) }
+        for key in pending.keys {
+            pending[key]?.heardFrom.remove(link)
+            pending[key]?.heardTTL[link] = nil
+        }
     }
 
     public var linkStatus: [LinkStatus] {
@@ -207,7 +218,7 @@ public struct MeshRouter<Random: RandomNumberGenerator & Sendable>: Sendable {
         }
         scheduleForward(packet, from: link, forMe: forMe, now: now)
         if packet.ttl == 1, !packet.type.isLinkLocal, !forMe {
-            heldBack.append(packet.id.key)
+            heldBack.append(HeldBack(key: packet.id.key))
             if heldBack.count > MeshConfiguration.maxHeldBack { heldBack.removeFirst(heldBack.count - MeshConfiguration.maxHeldBack) }
         }
     }
@@ -220,12 +231,13 @@ public struct MeshRouter<Random: RandomNumberGenerator & Sendable>: Sendable {
         let key = duplicate.id.key
         if var forward = pending[key] {
             forward.heardFrom.insert(link)
+            forward.heardTTL[link] = max(forward.heardTTL[link] ?? 0, duplicate.ttl)
             if duplicate.ttl >= 2, duplicate.ttl - 1 > forward.packet.ttl {
                 forward.packet = forward.packet.with(ttl: duplicate.ttl - 1)
                 store.raiseTTL(of: forward.packet)
             }
             pending[key] = forward
-        } else if duplicate.ttl >= 2, let index = heldBack.firstIndex(of: key), let packet = try? duplicate.verified() {
+        } else if duplicate.ttl >= 2, let index = heldBack.firstIndex(where: { $0.key == key }), let packet = try? duplicate.verified() {
             // First heard with TTL 1 (neither forwarded nor stored), now with more.
             heldBack.remove(at: index)
             if packet.type.isCarried, configuration.capabilities.contains(.store) { store.insert(packet.with(ttl: packet.ttl - 1), now: now) }
@@ -255,7 +267,8 @@ public struct MeshRouter<Random: RandomNumberGenerator & Sendable>: Sendable {
         guard allowed, pending.count < MeshConfiguration.maxPendingForwards else { return }
         let jitter = packet.recipient == nil ? MeshConfiguration.broadcastJitter : MeshConfiguration.directedJitter
         pending[packet.id.key] = PendingForward(
-            packet: packet.with(ttl: packet.ttl - 1), heardFrom: [link], due: now &+ UInt64.random(in: jitter, using: &random)
+            packet: packet.with(ttl: packet.ttl - 1), heardFrom: [link], heardTTL: [link: packet.ttl],
+            due: now &+ UInt64.random(in: jitter, using: &random)
         )
     }
 
@@ -287,6 +300,8 @@ public struct MeshRouter<Random: RandomNumberGenerator & Sendable>: Sendable {
             pending[key] = nil
             let targets = FloodingRule.links(
                 recipient: forward.packet.recipient, links: floodLinks(now: now), heardFrom: forward.heardFrom,
+                covering: configuration.ttlAwareCovering
+                    ? Set(forward.heardTTL.filter { $0.value >= forward.packet.ttl }.keys) : nil,
                 pruned: configuration.pruning
             )
             if !targets.isEmpty { counters.forwarded += 1 }
@@ -478,15 +493,26 @@ public struct MeshRouter<Random: RandomNumberGenerator & Sendable>: Sendable {
     private mutating func want(_ offer: SyncOffer, from peer: MeshID, on link: LinkID, now: UInt64, actions: inout [MeshAction]) {
         let myTags = Set(dmIdentityKeys.flatMap { DMTag.currentTags(identityKey: $0, now: now) })
         let carriesOthers = configuration.capabilities.contains(.store)
-        let wanted = offer.entries.filter { entry in
-            guard !seen.contains(id8: entry.id), !store.contains(id8: entry.id) else { return false }
+        var wanted: [MeshID] = []
+        for entry in offer.entries where wanted.count < SyncRequest.maxWant {
             switch entry.type {
-            case .nostrEvent: return true
-            case .dm: return myTags.contains(entry.recipient) || carriesOthers
-            default: return false
+            case .nostrEvent: break
+            case .dm: guard myTags.contains(entry.recipient) || carriesOthers else { continue }
+            default: continue
             }
-        }.prefix(SyncRequest.maxWant).map(\.id)
-        if !wanted.isEmpty, let payload = try? SyncRequest.want(Array(wanted)).encoded(),
+            guard !store.contains(id8: entry.id) else { continue }
+            if seen.contains(id8: entry.id) {
+                // Heard only with TTL 1 (neither stored nor forwarded): a copy from a neighbour
+                // that stores it may carry more TTL, and reach the nodes beyond this one.
+                guard configuration.refetchTTLOne,
+                      let index = heldBack.firstIndex(where: { $0.key.high == entry.id.value }),
+                      heldBack[index].wants < MeshConfiguration.maxRefetches
+                else { continue }
+                heldBack[index].wants += 1
+            }
+            wanted.append(entry.id)
+        }
+        if !wanted.isEmpty, let payload = try? SyncRequest.want(wanted).encoded(),
            let packet = try? Packet.sign(type: .syncRequest, timestamp: now, recipient: peer, payload: payload, key: identity.current) {
             seen.insert(packet.id, expiresAt: now &+ Freshness.livePast, now: now)
             transmit(packet, on: link, actions: &actions)

@@ -11,13 +11,18 @@ public struct MeshSimulation: Sendable {
         public var loss: Double = 0
         /// Probability that a frame arrives twice.
         public var duplication: Double = 0
-        /// Per-frame latency in ms, drawn uniformly (so frames may overtake each other).
+        /// Per-frame latency in ms, drawn uniformly.
         public var latency: ClosedRange<UInt64> = 5...15
+        /// Whether frames on one link may overtake each other. A BLE link (ATT) delivers in
+        /// order, so by default a frame never arrives before the one sent before it on the same
+        /// link; with reordering each frame's latency is independent (as over UDP with delay).
+        public var reordering = false
 
-        public init(loss: Double = 0, duplication: Double = 0, latency: ClosedRange<UInt64> = 5...15) {
+        public init(loss: Double = 0, duplication: Double = 0, latency: ClosedRange<UInt64> = 5...15, reordering: Bool = false) {
             self.loss = loss
             self.duplication = duplication
             self.latency = latency
+            self.reordering = reordering
         }
     }
 
@@ -52,6 +57,8 @@ public struct MeshSimulation: Sendable {
     var sequence: UInt64 = 0
     var wakeAt: [UInt64?]
     var down: Set<Int> = []
+    /// Latest arrival time per link direction, for in-order links.
+    var lastArrival: [Int: UInt64] = [:]
 
     public init(
         topology: Topology, seed: UInt64, impairment: Impairment = Impairment(),
@@ -156,8 +163,13 @@ public struct MeshSimulation: Sendable {
                 let copies = air.unit() < impairment.duplication ? 2 : 1
                 for _ in 0..<copies {
                     let span = impairment.latency.upperBound - impairment.latency.lowerBound
-                    let delay = impairment.latency.lowerBound + UInt64(air.unit() * Double(span + 1))
-                    push(now &+ delay, .frame(node: peer, link: link, bytes: frame))
+                    var at = now &+ impairment.latency.lowerBound + UInt64(air.unit() * Double(span + 1))
+                    if !impairment.reordering {
+                        let direction = edgeIndex * 2 + (edge.a == node ? 0 : 1)
+                        at = max(at, lastArrival[direction, default: 0])
+                        lastArrival[direction] = at
+                    }
+                    push(at, .frame(node: peer, link: link, bytes: frame))
                 }
             }
         }

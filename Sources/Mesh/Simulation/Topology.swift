@@ -56,8 +56,8 @@ public struct Topology: Sendable {
     public static func randomGeometric(
         nodeCount: Int, meanDegree: Double, mtu: Int = 185, using rng: inout MeshSplitMix64
     ) -> Topology {
-        // Points near the border have fewer neighbours; 1.15 compensates roughly for 50 nodes.
-        let radius = (meanDegree / (Double(nodeCount - 1) * Double.pi)).squareRoot() * 1.15
+        // Points near the border have fewer neighbours; 1.10 compensates roughly for 50 nodes.
+        let radius = (meanDegree / (Double(nodeCount - 1) * Double.pi)).squareRoot() * 1.10
         while true {
             let points = (0..<nodeCount).map { _ in (rng.unit(), rng.unit()) }
             var edges: [Edge] = []
