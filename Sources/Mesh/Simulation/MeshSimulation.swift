@@ -46,6 +46,9 @@ public struct MeshSimulation: Sendable {
     public private(set) var routers: [Router]
     public private(set) var now: UInt64
     public private(set) var deliveries: [Delivery] = []
+    /// Deliveries with their content, when `keepContents` is set (invite exchanges in tests).
+    public var keepContents = false
+    public private(set) var inbox: [(node: Int, delivery: MeshDelivery)] = []
     /// Frames put on the air, by packet id8 (fragments counted once per packet and link):
     /// what the storm bound (7.2) is about.
     public private(set) var transmissions: [MeshID: Int] = [:]
@@ -136,6 +139,13 @@ public struct MeshSimulation: Sendable {
         Set(deliveries.filter { $0.packet == id }.map(\.node))
     }
 
+    /// Takes the kept deliveries of `node` (oldest first).
+    public mutating func takeInbox(of node: Int) -> [MeshDelivery] {
+        let mine = inbox.filter { $0.node == node }.map(\.delivery)
+        inbox.removeAll { $0.node == node }
+        return mine
+    }
+
     public mutating func resetCounts() {
         transmissions = [:]
         framesSent = 0
@@ -149,6 +159,7 @@ public struct MeshSimulation: Sendable {
             switch action {
             case .deliver(let delivery):
                 deliveries.append(Delivery(node: node, packet: delivery.packet.id, type: delivery.packet.type, at: now))
+                if keepContents { inbox.append((node, delivery)) }
             case .transmit(let link, let frame):
                 let edgeIndex = Int(link.value)
                 guard edgeIndex < topology.edges.count, !down.contains(edgeIndex) else { continue }
