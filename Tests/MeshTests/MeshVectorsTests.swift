@@ -26,3 +26,30 @@ final class MeshVectorsTests: XCTestCase {
         }
     }
 }
+
+final class ImpairmentTests: XCTestCase {
+    func testSpecParsingAndDrawOrder() throws {
+        let parsed = try UDPImpairment(spec: "loss=0.25,dup=0.5,delay=10-20,seed=42")
+        XCTAssertEqual(parsed, UDPImpairment(loss: 0.25, duplication: 0.5, delay: 10...20, seed: 42))
+        for bad in ["loss=2", "dup=x", "delay=20-10", "seed=-1", "jitter=1", "loss"] {
+            XCTAssertThrowsError(try UDPImpairment(spec: bad), bad)
+        }
+        // The same draws by hand, in the spec's order.
+        var impairment = parsed
+        var rng = MeshSplitMix64(seed: 42)
+        for _ in 0..<1000 {
+            var expected: [UInt64] = []
+            if rng.unit() >= 0.25 {
+                let copies = rng.unit() < 0.5 ? 2 : 1
+                for _ in 0..<copies { expected.append(10 + UInt64(rng.unit() * 11)) }
+            }
+            let fate = impairment.next()
+            XCTAssertEqual(fate, expected)
+            XCTAssertTrue(fate.allSatisfy { (10...20).contains($0) })
+        }
+        // SplitMix64's first outputs for seed 0 (Vigna's reference): the generator is the standard one.
+        var zero = MeshSplitMix64(seed: 0)
+        XCTAssertEqual(zero.next(), 0xE220_A839_7B1D_CDAF)
+        XCTAssertEqual(zero.next(), 0x6E78_9E6A_A1B9_65F4)
+    }
+}

@@ -80,6 +80,31 @@ final class SimulationTests: XCTestCase {
         XCTAssertGreaterThan(run.delivered, run.live, "sync repaired packets flooding lost")
     }
 
+    /// Reordering and duplication on every link: still exactly once per node, and no flood
+    /// over 2|E|.
+    func testExactlyOnceUnderReorderingAndDuplication() throws {
+        var rng = MeshSplitMix64(seed: 31)
+        let topology = Topology.randomGeometric(nodeCount: 20, meanDegree: 5, mtu: 64, using: &rng)
+        var simulation = MeshSimulation(topology: topology, seed: 32,
+                                        impairment: .init(loss: 0, duplication: 0.3, latency: 1...60, reordering: true))
+        simulation.run(until: start + 22_000)
+        let keys = Keys.generate(using: &rng)
+        var packets: [Packet] = []
+        for n in 0..<3 {
+            let e = try event(n, keys: keys, at: simulation.now, rng: &rng)
+            try simulation.perform(on: n) { router, now, actions in packets.append(try router.sendEvent(e, now: now, actions: &actions)) }
+        }
+        simulation.run(until: simulation.now + 5_000)
+        for (n, packet) in packets.enumerated() {
+            let receivers = simulation.deliveries.filter { $0.packet == packet.id }.map(\.node)
+            XCTAssertEqual(receivers.count, Set(receivers).count, "delivered twice")
+            let reachable = topology.hops(from: n).enumerated().filter { $0.offset != n && ($0.element ?? .max) <= 7 }.count
+            XCTAssertEqual(receivers.count, reachable)
+            XCTAssertLessThanOrEqual(simulation.transmissions[packet.id.id8] ?? 0, 2 * topology.edges.count)
+        }
+        XCTAssertGreaterThan(simulation.routers.reduce(0) { $0 + $1.counters.duplicates }, 0)
+    }
+
     /// Section 7.2: within 2|E| always, and pruning well under plain flooding.
     func testStormBoundPrunedVersusPlain() {
         let result = FloodExperiment.run(graphs: 6, nodes: 50, meanDegree: 6.5, seed: 7)
