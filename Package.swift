@@ -54,6 +54,15 @@ let package = Package(
             dependencies: ["Nostr", "CSodium", .product(name: "Crypto", package: "swift-crypto")],
             swiftSettings: swift6
         ),
+        // The mesh's loopback radio (mesh.md 11.2): a `MeshTransport` over UDP on 127.0.0.1.
+        .target(
+            name: "MeshLinks",
+            dependencies: [
+                "Mesh", .product(name: "NIOCore", package: "swift-nio"), .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
+            ],
+            swiftSettings: swift6
+        ),
         .target(
             name: "Marmot",
             dependencies: ["MLS", "Nostr", "CSodium", .product(name: "Crypto", package: "swift-crypto")],

@@ -37,6 +37,7 @@ public enum FloodExperiment {
     /// Runs `graphs` floods of each kind. Deterministic for a seed.
     public static func run(graphs: Int = 20, nodes: Int = 50, meanDegree: Double = 6.5, seed: UInt64 = 7) -> Result {
         var result = Result()
+        guard nodes >= 2, graphs >= 1, meanDegree > 0 else { return result }
         var rng = MeshSplitMix64(seed: seed)
         let start: UInt64 = 1_767_225_600_000
         var eventRNG = MeshSplitMix64(seed: seed ^ 0x5EED)

@@ -87,12 +87,14 @@ public struct MeshSimulation: Sendable {
 
     /// Takes edge `edge` down over `[from, until)`: both ends see the link drop and come back.
     public mutating func partition(edge: Int, from: UInt64, until: UInt64) {
+        guard topology.edges.indices.contains(edge), from < until else { return }
         push(from, .linkDown(edge: edge))
         push(until, .linkUp(edge: edge))
     }
 
     /// Runs an action on node `node` at the current time (originating a packet, say).
     public mutating func perform(on node: Int, _ body: (inout Router, UInt64, inout [MeshAction]) throws -> Void) rethrows {
+        guard routers.indices.contains(node) else { return }
         var actions: [MeshAction] = []
         try body(&routers[node], now, &actions)
         apply(actions, from: node)

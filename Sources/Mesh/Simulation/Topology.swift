@@ -56,6 +56,7 @@ public struct Topology: Sendable {
     public static func randomGeometric(
         nodeCount: Int, meanDegree: Double, mtu: Int = 185, using rng: inout MeshSplitMix64
     ) -> Topology {
+        guard nodeCount >= 2, meanDegree > 0 else { return Topology(nodeCount: max(nodeCount, 0), edges: []) }
         // Points near the border have fewer neighbours; 1.10 compensates roughly for 50 nodes.
         let radius = (meanDegree / (Double(nodeCount - 1) * Double.pi)).squareRoot() * 1.10
         while true {
