@@ -52,14 +52,16 @@ public struct Topology: Sendable {
 
     /// A connected random geometric graph: `nodeCount` points uniform in the unit square, an
     /// edge between points closer than the radius giving `meanDegree` on average (ignoring the
-    /// border). Redrawn until connected.
+    /// border). Redrawn until connected (up to 1000 draws).
     public static func randomGeometric(
         nodeCount: Int, meanDegree: Double, mtu: Int = 185, using rng: inout MeshSplitMix64
     ) -> Topology {
         guard nodeCount >= 2, meanDegree > 0 else { return Topology(nodeCount: max(nodeCount, 0), edges: []) }
         // Points near the border have fewer neighbours; 1.10 compensates roughly for 50 nodes.
         let radius = (meanDegree / (Double(nodeCount - 1) * Double.pi)).squareRoot() * 1.10
-        while true {
+        var last = Topology(nodeCount: nodeCount, edges: [])
+        // Sparse requests may never give a connected graph: the 1000th draw is returned as is.
+        for _ in 0..<1000 {
             let points = (0..<nodeCount).map { _ in (rng.unit(), rng.unit()) }
             var edges: [Edge] = []
             for i in 0..<nodeCount {
@@ -68,8 +70,9 @@ public struct Topology: Sendable {
                     if dx * dx + dy * dy < radius * radius { edges.append(Edge(i, j, mtu: mtu)) }
                 }
             }
-            let topology = Topology(nodeCount: nodeCount, edges: edges)
-            if topology.isConnected { return topology }
+            last = Topology(nodeCount: nodeCount, edges: edges)
+            if last.isConnected { return last }
         }
+        return last
     }
 }
