@@ -224,3 +224,33 @@ final class RouterTests: XCTestCase {
         XCTAssertEqual(delivered.map(\.packet.id), [dm.id])
     }
 }
+
+final class PacketStoreTests: XCTestCase {
+    /// The 4 MiB total and the 1 MiB / 256 broadcast quota hold under many recipients and sizes,
+    /// oldest dropped first, and the accounting matches the contents.
+    func testQuotasUnderManyRecipients() throws {
+        var store = PacketStore()
+        let now = MeshFixture.now
+        let key = MeshFixture.key(4)
+        var rng = MeshSplitMix64(seed: 6)
+        var newest: UInt64 = 0
+        for i in 0..<700 {
+            let t = now + UInt64(i)
+            let size = Int(rng.next() % 30_000) + 1
+            let packet = try MeshFixture.dm(from: key, to: MeshID(rng.next() % 100 + 1), at: t, payload: [UInt8](repeating: UInt8(i & 0xFF), count: size))
+            store.insert(packet, now: now)
+            newest = t
+            XCTAssertLessThanOrEqual(store.bytes, PacketStore.totalBytes)
+        }
+        XCTAssertNotNil(store.offer(since: newest, before: 0, max: 1).entries.first, "the newest is kept")
+        XCTAssertGreaterThan(store.bytes, PacketStore.totalBytes - 64 * 1024, "the 4 MiB total was the binding limit")
+        let all = store.offer(since: 0, before: 0, max: Int.max).entries
+        XCTAssertEqual(all.count, store.count)
+        XCTAssertEqual(all.reduce(0) { $0 + $1.encodedLength }, store.bytes)
+        for recipient in Set(all.compactMap(\.recipient)) {
+            let mine = all.filter { $0.recipient == recipient }
+            XCTAssertLessThanOrEqual(mine.count, PacketStore.perRecipientPackets)
+            XCTAssertLessThanOrEqual(mine.reduce(0) { $0 + $1.encodedLength }, PacketStore.perRecipientBytes)
+        }
+    }
+}

@@ -19,6 +19,9 @@ public struct PacketStore: Sendable {
     private var entries: [SeenKey: Entry] = [:]
     private var byID8: [UInt64: SeenKey] = [:]
     public private(set) var bytes = 0
+    /// Packets and bytes per DM recipient (`nil`: broadcasts), so a quota is only enforced —
+    /// and the group sorted — when it is actually exceeded.
+    private var usage: [MeshID?: (count: Int, bytes: Int)] = [:]
 
     public init() {}
 
@@ -35,6 +38,8 @@ public struct PacketStore: Sendable {
         entries[packet.id.key] = entry
         byID8[packet.id.id8.value] = packet.id.key
         bytes += entry.length
+        let before = usage[packet.recipient] ?? (0, 0)
+        usage[packet.recipient] = (before.count + 1, before.bytes + entry.length)
         enforceQuotas(for: packet.recipient)
     }
 
@@ -67,6 +72,8 @@ public struct PacketStore: Sendable {
         guard let entry = entries.removeValue(forKey: key) else { return }
         if byID8[entry.packet.id.id8.value] == key { byID8[entry.packet.id.id8.value] = nil }
         bytes -= entry.length
+        let before = usage[entry.packet.recipient] ?? (1, entry.length)
+        usage[entry.packet.recipient] = before.count > 1 ? (before.count - 1, before.bytes - entry.length) : nil
     }
 
     /// Drops the oldest of a group until it is within its limits.
@@ -82,11 +89,14 @@ public struct PacketStore: Sendable {
     }
 
     private mutating func enforceQuotas(for recipient: MeshID?) {
+        let group = usage[recipient] ?? (0, 0)
         if let recipient {
-            trim(where: { $0.recipient == recipient }, maxPackets: Self.perRecipientPackets, maxBytes: Self.perRecipientBytes)
-        } else {
+            if group.count > Self.perRecipientPackets || group.bytes > Self.perRecipientBytes {
+                trim(where: { $0.recipient == recipient }, maxPackets: Self.perRecipientPackets, maxBytes: Self.perRecipientBytes)
+            }
+        } else if group.count > Self.broadcastPackets || group.bytes > Self.broadcastBytes {
             trim(where: { $0.recipient == nil }, maxPackets: Self.broadcastPackets, maxBytes: Self.broadcastBytes)
         }
-        trim(where: { _ in true }, maxPackets: .max, maxBytes: Self.totalBytes)
+        if bytes > Self.totalBytes { trim(where: { _ in true }, maxPackets: .max, maxBytes: Self.totalBytes) }
     }
 }
