@@ -254,3 +254,82 @@ final class PacketStoreTests: XCTestCase {
         }
     }
 }
+
+final class RouterLifecycleTests: XCTestCase {
+    let now = MeshFixture.now
+
+    func packets(_ actions: [MeshAction]) -> [Packet] {
+        actions.compactMap {
+            if case .transmit(_, let frame) = $0 { return try? UnverifiedPacket.decode(frame).verified() } else { return nil }
+        }
+    }
+
+    /// Every 15 minutes a new key, announced at once; the old id is still answered for 60 s; an
+    /// open invite holds the key.
+    func testKeyRotationAnnouncesAndAnswersThePreviousID() throws {
+        var configuration = MeshConfiguration()
+        configuration.announces = true
+        var router = MeshRouter(identity: MeshIdentity(key: MeshFixture.key(0x51), now: now), configuration: configuration, now: now,
+                                random: MeshSplitMix64(seed: 2))
+        router.linkUp(LinkID(1), mtu: 185, now: now)
+        let first = router.identity.current.id
+        router.inviteOpen = true
+        _ = router.tick(now: now + 15 * 60_000)
+        XCTAssertEqual(router.identity.current.id, first, "held while an invite is open")
+        router.inviteOpen = false
+        let t = now + 15 * 60_000 + 1
+        let announces = packets(router.tick(now: t)).filter { $0.type == .announce }
+        let second = router.identity.current.id
+        XCTAssertNotEqual(second, first)
+        XCTAssertEqual(announces.map(\.sender), [second], "announced under the new key")
+        // A join message to the previous id is still delivered within 60 s, not after.
+        let hello = JoinMessage(inviteID: [UInt8](repeating: 1, count: 16), nonce: [UInt8](repeating: 2, count: 16),
+                                body: .hello(yb: [UInt8](repeating: 3, count: 32)))
+        let early = try Packet.sign(type: .joinHello, timestamp: t + 1000, recipient: first, payload: hello.payload, key: MeshFixture.key(9))
+        XCTAssertEqual(router.receive(early.encoded, on: LinkID(1), now: t + 1000).filter { if case .deliver = $0 { return true } else { return false } }.count, 1)
+        let late = try Packet.sign(type: .joinHello, timestamp: t + 61_000, recipient: first, payload: hello.payload, key: MeshFixture.key(9))
+        XCTAssertEqual(router.receive(late.encoded, on: LinkID(1), now: t + 61_000).filter { if case .deliver = $0 { return true } else { return false } }.count, 0)
+    }
+
+    /// Own packets enter the seen-caches when sent: an echo is a duplicate, and the same event
+    /// injected by another node in another packet is a duplicate too.
+    func testOwnPacketsAreSeenAndEventsDeduplicatedAcrossPackets() throws {
+        var router = MeshFixture.receiver()
+        var rng = MeshSplitMix64(seed: 3)
+        let keys = Keys.generate(using: &rng)
+        let event = try Event.sign(kind: 1059, content: "x", tags: [], createdAt: Int64(now / 1000), keys: keys, rng: &rng)
+        var actions: [MeshAction] = []
+        let mine = try router.sendEvent(event, now: now, actions: &actions)
+        XCTAssertEqual(packets(actions).map(\.id), [mine.id], "sent at once on the link")
+        XCTAssertEqual(router.receive(mine.encoded(ttl: 6), on: LinkID(1), now: now + 10, actions: &actions), .duplicate)
+        let other = try Packet.sign(type: .nostrEvent, timestamp: now + 20, recipient: nil, payload: event.jsonBytes, key: MeshFixture.key(8))
+        XCTAssertEqual(router.receive(other.encoded, on: LinkID(1), now: now + 20, actions: &actions), .duplicate)
+        XCTAssertThrowsError(try router.sendEvent(try Event.sign(kind: 1, content: "note", createdAt: 0, keys: keys, rng: &rng), now: now, actions: &actions)) {
+            XCTAssertEqual($0 as? MeshError, .invalidArgument, "only carried kinds go on the mesh")
+        }
+    }
+
+    func testLeaveForgetsThePeerAndStopSendsLeaves() throws {
+        var router = MeshFixture.receiver()
+        let peer = MeshFixture.key(0x61)
+        let announce = try Packet.sign(type: .announce, timestamp: now, recipient: nil,
+                                       payload: Announce(nickname: "Dad", capabilities: [.dm], neighbours: []).encoded(), key: peer)
+        _ = router.receive(announce.encoded, on: LinkID(1), now: now)
+        XCTAssertEqual(router.linkStatus.first?.peers.first?.nickname, "Dad")
+        let leave = try Packet.sign(type: .leave, timestamp: now + 5, recipient: nil, payload: [], key: peer)
+        _ = router.receive(leave.encoded, on: LinkID(1), now: now + 5)
+        XCTAssertEqual(router.linkStatus.first?.peers, [])
+        var actions: [MeshAction] = []
+        router.stop(now: now + 10, actions: &actions)
+        XCTAssertEqual(packets(actions).map(\.type), [.leave])
+        // Silence forgets a peer after 30 s.
+        _ = router.receive(try Packet.sign(type: .announce, timestamp: now + 2_000, recipient: nil,
+                                           payload: Announce(capabilities: [.dm], neighbours: []).encoded(), key: peer).encoded,
+                           on: LinkID(1), now: now + 2_000)
+        XCTAssertEqual(router.linkStatus.first?.peers.count, 1)
+        _ = router.tick(now: now + 2_000 + 30_000)
+        XCTAssertEqual(router.linkStatus.first?.peers.count, 1)
+        _ = router.tick(now: now + 2_000 + 30_001)
+        XCTAssertEqual(router.linkStatus.first?.peers, [])
+    }
+}
