@@ -204,3 +204,27 @@ final class InviteTests: XCTestCase {
         XCTAssertNil(InviteCode.normalize("04251a"))
     }
 }
+
+final class WelcomeCheckTests: XCTestCase {
+    /// 10.6: the seal must be by the beacon's inviter and the welcome's `e` tag must name the
+    /// KeyPackage the joiner sent.
+    func testWelcomeMatchesOnlyTheInvitersWelcomeForOurKeyPackage() throws {
+        let now = MeshFixture.now
+        var rng = MeshSplitMix64(seed: 12)
+        let admin = Keys.generate(using: &rng), other = Keys.generate(using: &rng), joinerKeys = Keys.generate(using: &rng)
+        let meshKey = MeshFixture.key(0xA1)
+        let beacon = try InviteBeacon.sign(inviteID: [UInt8](repeating: 5, count: 16), expiresAt: now + 300_000, attemptsLeft: 5,
+                                           name: "Family", meshKey: meshKey.publicKey, keys: admin, auxRand: [UInt8](repeating: 0, count: 32))
+        let keyPackage = try Event.sign(kind: 30443, content: "kp", tags: [], createdAt: Int64(now / 1000), keys: joinerKeys, rng: &rng)
+        let session = JoinSession(beacon: beacon, inviter: meshKey.id, myID: MeshFixture.key(0xB2).id, keyPackage: keyPackage,
+                                  pubkey: joinerKeys.publicKey)
+        func gift(from sender: Keys, naming id: String) throws -> UnwrappedGift {
+            let rumor = try Rumor(pubkey: sender.publicKey, createdAt: Int64(now / 1000), kind: 444, tags: [["e", id]], content: "welcome")
+            let wrapped = try GiftWrap.wrap(rumor: rumor, sender: sender, recipient: joinerKeys.publicKey, now: Int64(now / 1000), rng: &rng)
+            return try GiftWrap.unwrap(wrapped, recipient: joinerKeys)
+        }
+        XCTAssertTrue(session.welcomeMatches(try gift(from: admin, naming: keyPackage.id.hex)))
+        XCTAssertFalse(session.welcomeMatches(try gift(from: other, naming: keyPackage.id.hex)), "sealed by someone else")
+        XCTAssertFalse(session.welcomeMatches(try gift(from: admin, naming: String(repeating: "0", count: 64))), "another KeyPackage")
+    }
+}
