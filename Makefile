@@ -50,7 +50,7 @@ bench: setup build-tests
 # plus the generated ones, keeping what it learns in Fuzz/.build/corpus/<target>. Executions and
 # crashes per target go to fuzz-results.md (libFuzzer stops a target at its first crash, timeout
 # or out-of-memory input and saves it in Fuzz/.build/artifacts/).
-FUZZ_TARGETS ?= mls-message group-data event-json nip44 marmot-event group-event pigeon-frame pigeon-card
+FUZZ_TARGETS ?= mls-message group-data event-json nip44 marmot-event group-event pigeon-frame pigeon-card mesh-packet mesh-fragment
 FUZZ_RUNS ?= 1000000
 FUZZ_MAX_TIME ?= 300
 FUZZ_DIR := $(CURDIR)/Fuzz/.build

@@ -53,6 +53,22 @@ let package = Package(
             dependencies: ["Nostr", .product(name: "Crypto", package: "swift-crypto")],
             swiftSettings: swift6
         ),
+        // The Burrow mesh (Docs: mesh.md): packets, fragments, the flooding router, store-and-forward,
+        // nearby invites, and the simulated radio that drives routers in tests. Sans-I/O.
+        .target(
+            name: "Mesh",
+            dependencies: ["Nostr", "CSodium", .product(name: "Crypto", package: "swift-crypto")],
+            swiftSettings: swift6
+        ),
+        // The mesh's loopback radio (mesh.md 11.2): a `MeshTransport` over UDP on 127.0.0.1.
+        .target(
+            name: "MeshLinks",
+            dependencies: [
+                "Mesh", .product(name: "NIOCore", package: "swift-nio"), .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
+            ],
+            swiftSettings: swift6
+        ),
         .target(
             name: "Marmot",
             dependencies: ["MLS", "Nostr", "CSodium", .product(name: "Crypto", package: "swift-crypto")],
@@ -93,7 +109,7 @@ let package = Package(
         ),
         .target(
             name: "Conformance",
-            dependencies: ["Nostr", "MLS", "Pigeon", .product(name: "Crypto", package: "swift-crypto")],
+            dependencies: ["Nostr", "MLS", "Pigeon", "Mesh", .product(name: "Crypto", package: "swift-crypto")],
             swiftSettings: swift6
         ),
         // The command-line program: a library (so the crash tests' probe runs the same code)
@@ -115,7 +131,7 @@ let package = Package(
         .executableTarget(
             name: "burrow-bench",
             dependencies: [
-                "Nostr", "MLS", "Marmot", "Store", "Node", "CSecp256k1", "RelayClient",
+                "Nostr", "MLS", "Marmot", "Store", "Node", "CSecp256k1", "RelayClient", "Mesh",
                 .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: swift6
@@ -149,7 +165,7 @@ let package = Package(
         // corpora by FuzzSmokeTests.
         .target(
             name: "FuzzTargets",
-            dependencies: ["MLS", "Nostr", "Marmot", "Pigeon", "CSodium", .product(name: "Crypto", package: "swift-crypto")],
+            dependencies: ["MLS", "Nostr", "Marmot", "Pigeon", "Mesh", "CSodium", .product(name: "Crypto", package: "swift-crypto")],
             swiftSettings: swift6
         ),
 
@@ -184,6 +200,7 @@ let package = Package(
             swiftSettings: swift6
         ),
         .testTarget(name: "BurrowCLITests", dependencies: ["TestSupport", "Nostr", "Marmot", "Node"], swiftSettings: swift6),
+        .testTarget(name: "MeshTests", dependencies: ["TestSupport", "Mesh", "Nostr"], swiftSettings: swift6),
         .testTarget(name: "FuzzSmokeTests", dependencies: ["TestSupport", "FuzzTargets", "MLS", "Marmot", "Nostr"], swiftSettings: swift6),
     ]
 )

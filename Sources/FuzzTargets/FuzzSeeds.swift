@@ -23,6 +23,8 @@ public enum FuzzSeeds {
         case GroupEventTarget.name: return try groupEvent()
         case PigeonFrameTarget.name: return try pigeonFrame()
         case PigeonCardTarget.name: return try pigeonCard()
+        case MeshPacketTarget.name: return try meshPacket()
+        case MeshFragmentTarget.name: return try meshFragment()
         default: return []
         }
     }

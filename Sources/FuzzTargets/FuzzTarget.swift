@@ -58,7 +58,7 @@ public struct PropertyViolation: Error, CustomStringConvertible {
 public enum FuzzTargets {
     public static let all: [any FuzzTarget.Type] = [
         MLSMessageTarget.self, GroupDataTarget.self, EventJSONTarget.self, NIP44Target.self, MarmotEventTarget.self,
-        GroupEventTarget.self, PigeonFrameTarget.self, PigeonCardTarget.self,
+        GroupEventTarget.self, PigeonFrameTarget.self, PigeonCardTarget.self, MeshPacketTarget.self, MeshFragmentTarget.self,
     ]
 
     public static func target(named name: String) -> (any FuzzTarget.Type)? {

@@ -12,7 +12,7 @@ protocol BenchSection: Sendable {
 }
 
 enum BenchSections {
-    static let all: [BenchSection] = [NostrBench(), MLSBench(), MarmotBench(), RelayLoadBench()]
+    static let all: [BenchSection] = [NostrBench(), MLSBench(), MarmotBench(), RelayLoadBench(), MeshBench()]
 }
 
 /// What a section produced: a table, notes printed under it, and problems (a missing peer, a

@@ -1,0 +1,22 @@
+/// What a link layer reports to the node (11): links coming and going, and frames.
+public enum TransportEvent: Sendable, Equatable {
+    /// A link is up with its MTU (20–509): a BLE connection (ATT MTU − 3), the notify link,
+    /// or a listed UDP port.
+    case linkUp(LinkID, mtu: Int)
+    case linkDown(LinkID)
+    /// One frame read from a link (≤ 509 bytes; the router checks everything else).
+    case frame(LinkID, [UInt8])
+}
+
+/// A link layer (BlueZ, the UDP loopback radio): a dumb pipe moving opaque frames. Encryption,
+/// identity and routing happen above it, in `MeshRouter`; the node feeds `events` to the router
+/// and writes the router's `.transmit` actions with `send`.
+public protocol MeshTransport: Sendable {
+    /// `"bluez"`, `"udp"`: what `burrow mesh status` prints as `transport`.
+    var name: String { get }
+    /// Link and frame events, in arrival order, until `stop`.
+    var events: AsyncStream<TransportEvent> { get }
+    /// Writes one frame on a link; a frame over the link's MTU is a caller bug and is refused.
+    func send(_ frame: [UInt8], on link: LinkID) async throws
+    func stop() async
+}
