@@ -168,7 +168,7 @@ let package = Package(
         .testTarget(name: "ConformanceTests", dependencies: ["TestSupport", "Conformance", "Nostr", "MLS"], swiftSettings: swift6),
         .testTarget(
             name: "InteropTests",
-            dependencies: ["TestSupport", "Nostr", "RelayClient", "Node", "RelayServer"],
+            dependencies: ["TestSupport", "Nostr", "RelayClient", "Node", "RelayServer", "Pigeon"],
             swiftSettings: swift6
         ),
         .testTarget(
