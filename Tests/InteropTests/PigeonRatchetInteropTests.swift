@@ -338,6 +338,120 @@ final class PigeonRatchetInteropTests: XCTestCase {
         }
     }
 
+    /// Fixed keys: Syndace's ratchet, one process per party fed the party's `ratchet_keys`,
+    /// replays every ratchet step of both scripts in the published vectors
+    /// (`Tests/Fixtures/pigeon/conversations.json`): each `send` must produce the vector's message
+    /// frame byte for byte, each delivered message frame must open to the vector's content
+    /// (held frames when their handshake3 releases them), `advance` steps the sending chain, and
+    /// each `state` step must match Ns, Nr, PN, the skipped-key count, DHs, DHr and the root key. Handshake frames are
+    /// not Syndace's business: the session's root and binding come from the vector's
+    /// `session_keys` (which `PigeonNoiseInteropTests` reproduces with noiseprotocol).
+    func testSyndaceReplaysThePublishedConversations() throws {
+        let json = try JSONSerialization.jsonObject(with: try Fixtures.data("pigeon/conversations.json"))
+        guard let cases = (json as? [String: Any])?["cases"] as? [[String: Any]] else { throw ConversationVector.Malformed(field: "cases") }
+        XCTAssertEqual(cases.count, 2)
+        var checkedSends = 0, checkedDelivers = 0, checkedStates = 0
+        for vector in cases {
+            let name = vector["name"] as? String ?? "?"
+            guard let parties = vector["parties"] as? [String: [String: Any]], let steps = vector["steps"] as? [[String: Any]] else {
+                throw ConversationVector.Malformed(field: "\(name): parties/steps")
+            }
+            var peers: [String: PythonPeer] = [:]
+            defer { for peer in peers.values { peer.terminate() } }
+            for (party, fields) in parties {
+                let peer = try PythonPeer(script: Fixtures.peerScript("ratchet_peer.py"))
+                peers[party] = peer
+                guard let keys = fields["ratchet_keys"] as? [String] else { throw ConversationVector.Malformed(field: "\(name): ratchet_keys") }
+                try peer.request("queue_keys", ["keys": keys])
+            }
+            func peer(_ party: String) throws -> PythonPeer {
+                guard let peer = peers[party] else { throw ConversationVector.Malformed(field: "\(name): party \(party)") }
+                return peer
+            }
+            var ratchetPublic: [String: String] = [:]   // R_r of the responder, R_i of the initiator
+            var binding = ""
+            var held: [(party: String, frame: String)] = []
+
+            func open(_ party: String, _ frame: String, expect content: String, _ what: String) throws {
+                let r = try peer(party).request("decrypt", ["id": party, "binding": binding, "frame": frame])
+                let padded = try Hex.decode(try r.string("plaintext"))
+                XCTAssertEqual(Hex.encode(try Padding.unpad(padded)), content, "\(name): \(what)")
+                checkedDelivers += 1
+            }
+
+            for (index, step) in steps.enumerated() {
+                let what = "step \(index) (\(step["op"] as? String ?? "?"))"
+                let party = step["party"] as? String ?? ""
+                let expect = step["expect"] as? [String: Any] ?? [:]
+                switch step["op"] as? String {
+                case "deliver":
+                    guard let frame = step["frame"] as? String, frame.count > 4 else { throw ConversationVector.Malformed(field: "\(name): \(what)") }
+                    let type = frame.dropFirst(2).prefix(2)
+                    let duplicate = expect["duplicate"] as? Bool ?? false
+                    if type == "01", !duplicate {
+                        ratchetPublic[party] = try peer(party).request("ratchet_key", ["id": party]).string("public")
+                    } else if type == "02", !duplicate {
+                        guard let keys = expect["session_keys"] as? [String: Any], let root = keys["ratchet_root"] as? String,
+                              let bind = keys["binding"] as? String, let remote = ratchetPublic.first(where: { $0.key != party })?.value
+                        else { throw ConversationVector.Malformed(field: "\(name): \(what) session_keys") }
+                        binding = bind
+                        ratchetPublic[party] = try peer(party).request("init_initiator", ["id": party, "root": root, "remote": remote]).string("public")
+                    } else if type == "03", !duplicate {
+                        guard let keys = expect["session_keys"] as? [String: Any], let root = keys["ratchet_root"] as? String,
+                              let remote = ratchetPublic.first(where: { $0.key != party })?.value
+                        else { throw ConversationVector.Malformed(field: "\(name): \(what) session_keys") }
+                        _ = try peer(party).request("init_responder", ["id": party, "root": root, "remote": remote])
+                        let released = expect["released"] as? [[String: Any]] ?? []
+                        let mine = held.filter { $0.party == party }
+                        XCTAssertEqual(mine.count, released.count, "\(name): \(what) released")
+                        for (heldFrame, release) in zip(mine, released) {
+                            guard let content = release["content"] as? String else { throw ConversationVector.Malformed(field: "\(name): released content") }
+                            try open(party, heldFrame.frame, expect: content, "\(what), released")
+                        }
+                        held.removeAll { $0.party == party }
+                    } else if type == "04" {
+                        if expect["held"] as? Bool == true {
+                            held.append((party, frame))
+                        } else {
+                            guard let content = expect["content"] as? String else { throw ConversationVector.Malformed(field: "\(name): \(what) content") }
+                            try open(party, frame, expect: content, what)
+                        }
+                    }
+                case "send":
+                    guard let content = expect["content"] as? String, let paddedLength = expect["padded_length"] as? Int,
+                          let frame = (expect["frames"] as? [String])?.last
+                    else { throw ConversationVector.Malformed(field: "\(name): \(what)") }
+                    let padded = try Padding.pad(try Hex.decode(content))
+                    XCTAssertEqual(padded.count, paddedLength)
+                    let session = String(frame.dropFirst(4).prefix(32))
+                    let made = try peer(party).request("encrypt", ["id": party, "session": session, "binding": binding, "plaintext": Hex.encode(padded)])
+                    XCTAssertEqual(try made.string("frame"), frame, "\(name): \(what): Syndace's frame")
+                    checkedSends += 1
+                case "advance":
+                    guard let count = step["count"] as? Int else { throw ConversationVector.Malformed(field: "\(name): \(what)") }
+                    try peer(party).request("advance", ["id": party, "count": count])
+                case "state":
+                    let r = try peer(party).request("state", ["id": party])
+                    XCTAssertEqual(r["sending_chain_length"] as? Int, expect["ns"] as? Int, "\(name): \(what) ns")
+                    XCTAssertEqual(r["receiving_chain_length"] as? Int, expect["nr"] as? Int, "\(name): \(what) nr")
+                    XCTAssertEqual((r["previous_sending_chain_length"] as? Int) ?? 0, expect["pn"] as? Int, "\(name): \(what) pn")
+                    XCTAssertEqual(r["skipped"] as? Int, expect["skipped"] as? Int, "\(name): \(what) skipped")
+                    XCTAssertEqual(try r.string("dhs"), expect["dhs_pub"] as? String, "\(name): \(what) DHs")
+                    XCTAssertEqual(try r.string("dhr"), expect["dhr"] as? String, "\(name): \(what) DHr")
+                    XCTAssertEqual(SecretBytes(try Hex.decode(try r.string("root_key"))),
+                                   SecretBytes(try Hex.decode(expect["root_key"] as? String ?? "")), "\(name): \(what) root key")
+                    checkedStates += 1
+                default:
+                    continue
+                }
+            }
+            XCTAssertTrue(held.isEmpty, "\(name): frames still held")
+        }
+        XCTAssertEqual(checkedSends, 25)
+        XCTAssertEqual(checkedStates, 7)
+        XCTAssertEqual(checkedDelivers, 24)
+    }
+
     /// The one policy where the library and the profile part: a new chain whose `pn` skips more
     /// than 1000 keys of the old chain. The profile refuses it (`skip_limit`); Syndace warns,
     /// stores none of those keys and accepts the message. Pinned in both role assignments so a

@@ -24,9 +24,9 @@ Bytes are lowercase hex. Handshakes are named by a caller-chosen "id".
   decrypt   {id, ciphertext}             -> {plaintext}
   forget    {id}                         -> {}
 
-`chaining_key`: noiseprotocol drops its SymmetricState at Split(), so this script wraps
-noise.state.SymmetricState.split (the same function, called unchanged) to keep `ck` as Split()
-received it. That is the only instrumentation; every byte on the wire is noiseprotocol's own.
+`chaining_key`: noiseprotocol drops its SymmetricState and HandshakeState at Split(), so this
+script wraps noise.state.SymmetricState.split (the same function, called unchanged) to keep `ck`
+as Split() received it, and the remote static key `rs` the handshake learned. That is the only instrumentation; every byte on the wire is noiseprotocol's own.
 Keys and payloads travel only in responses on the pipe; errors name exception types, never
 their bytes.
 """
@@ -51,7 +51,11 @@ _original_split = noise.state.SymmetricState.split
 
 
 def _recording_split(self):
-    self.noise_protocol.burrow_chaining_key = bytes(self.ck)
+    protocol = self.noise_protocol
+    protocol.burrow_chaining_key = bytes(self.ck)
+    # The remote static key learned in the handshake lives in the HandshakeState, which
+    # noiseprotocol also deletes at Split().
+    protocol.burrow_remote_static = bytes(protocol.handshake_state.rs.public_bytes)
     return _original_split(self)
 
 
@@ -85,6 +89,7 @@ def op_start(request):
     if request.get("ephemeral"):
         connection.set_keypair_from_private_bytes(Keypair.EPHEMERAL, _hex(request, "ephemeral"))
     connection.start_handshake()
+    connection.burrow_initiator = role == "initiator"  # noiseprotocol deletes its own flag at Split()
     SESSIONS[request["id"]] = connection
     static = connection.noise_protocol.keypairs["s"]
     return {"static_public": static.public_bytes.hex()}
@@ -110,7 +115,7 @@ def op_result(request):
     if not connection.handshake_finished:
         raise ValueError("handshake not finished")
     protocol = connection.noise_protocol
-    initiator = protocol.initiator
+    initiator = connection.burrow_initiator
     encrypt_key = bytes(protocol.cipher_state_encrypt.k)
     decrypt_key = bytes(protocol.cipher_state_decrypt.k)
     split_1, split_2 = (encrypt_key, decrypt_key) if initiator else (decrypt_key, encrypt_key)
@@ -123,7 +128,7 @@ def op_result(request):
         "ratchet_root": root.hex(),
         "split_1": split_1.hex(),
         "split_2": split_2.hex(),
-        "remote_static": protocol.keypairs["rs"].public_bytes.hex(),
+        "remote_static": protocol.burrow_remote_static.hex(),
     }
 
 
