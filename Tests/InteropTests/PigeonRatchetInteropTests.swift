@@ -123,9 +123,9 @@ final class PigeonRatchetInteropTests: XCTestCase {
             } catch PythonPeer.PeerError.failed(op: "decrypt", let text) {
                 lastWarnings = []
                 switch text {
-                case "decrypt: DuplicateMessageException": return .failure(RefusalError(refusal: .replayed, detail: text))
-                case "decrypt: DoSProtectionException": return .failure(RefusalError(refusal: .skipLimit, detail: text))
-                case "decrypt: AuthenticationFailedException": return .failure(RefusalError(refusal: .decryptFailed, detail: text))
+                case "decrypt: RuntimeError: DuplicateMessageException": return .failure(RefusalError(refusal: .replayed, detail: text))
+                case "decrypt: RuntimeError: DoSProtectionException": return .failure(RefusalError(refusal: .skipLimit, detail: text))
+                case "decrypt: RuntimeError: AuthenticationFailedException": return .failure(RefusalError(refusal: .decryptFailed, detail: text))
                 default: throw PythonPeer.PeerError.failed(op: "decrypt", error: text)
                 }
             }
