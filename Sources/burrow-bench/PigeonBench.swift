@@ -70,6 +70,14 @@ struct PigeonBench: BenchSection {
                    Format.rate(burrow["engine_message"]), "—", "—"])
         table.add(["baseline: raw swift-crypto AES-GCM + HKDF for one message (seal and open)",
                    Format.rate(burrow["baseline"]), "—", "—"])
+        table.add(["primitive: swift-crypto X25519 key agreement (private key parsed each time, as Pigeon does)",
+                   Format.rate(burrow["x25519"]), "—", "—"])
+        table.add(["primitive: swift-crypto HMAC-SHA256 (32 B key, 1 B message: half a KDF_CK)",
+                   Format.rate(burrow["hmac"]), "—", "—"])
+        table.add(["primitive: swift-crypto HKDF-SHA256, 32 B → 44 B (message key ‖ nonce)",
+                   Format.rate(burrow["hkdf"]), "—", "—"])
+        table.add(["primitive: swift-crypto AES-256-GCM seal, 256 B with 154 B AD",
+                   Format.rate(burrow["aes_gcm"]), "—", "—"])
         let baselineRatio = burrow["baseline_ratio"] ?? 0
         table.add([
             "baseline ÷ ratchet message (goal ≤ \(String(format: "%.0f", Self.baselineRatioGoal)))",
@@ -215,6 +223,26 @@ struct PigeonBench: BenchSection {
         (results["message_paired"], results["baseline"], results["baseline_ratio"]) = try context.measurePair(message, {
             sink &+= try baselineMessage()
         })
+        // The primitives under those figures, for reading them.
+        let dhPrivate = X25519PrivateKey.generate().rawBytes
+        let dhPeer = try Curve25519.KeyAgreement.PublicKey(rawRepresentation: X25519PrivateKey.generate().publicKey.bytes)
+        results["x25519"] = try context.measure {
+            let key = try Curve25519.KeyAgreement.PrivateKey(rawRepresentation: dhPrivate)
+            sink &+= try key.sharedSecretFromKeyAgreement(with: dhPeer).withUnsafeBytes { Int($0[0]) }
+        }
+        let chainKey = SymmetricKey(size: .bits256)
+        results["hmac"] = context.measure {
+            sink &+= HMAC<SHA256>.authenticationCode(for: [0x01], using: chainKey).withUnsafeBytes { Int($0[0]) }
+        }
+        results["hkdf"] = context.measure {
+            sink &+= HKDF<SHA256>.deriveKey(inputKeyMaterial: mk, info: Array("burrow-pigeon-v1:message-key".utf8), outputByteCount: 44)
+                .withUnsafeBytes { Int($0[0]) }
+        }
+        let gcmKey = SymmetricKey(size: .bits256)
+        let gcmNonce = AES.GCM.Nonce()
+        results["aes_gcm"] = try context.measure {
+            sink &+= try AES.GCM.seal(padded, using: gcmKey, nonce: gcmNonce, authenticating: ad).tag.count
+        }
         results["engine_handshake"] = try context.measure {
             sink &+= try engine.handshake(now: now).1.sessions.count
         }
