@@ -135,7 +135,8 @@ final class PigeonRatchetInteropTests: XCTestCase {
             let r = try peer.request("state", ["id": id])
             return State(
                 dhs: try Hex.decode(try r.string("dhs")), dhr: (r["dhr"] as? String).flatMap { try? Hex.decode($0) },
-                ns: (r["sending_chain_length"] as? Int) ?? 0, nr: (r["receiving_chain_length"] as? Int) ?? 0,
+                // A ratchet always has a sending chain; the receiving chain and PN may not exist yet (0 here).
+                ns: try r.int("sending_chain_length"), nr: (r["receiving_chain_length"] as? Int) ?? 0,
                 pn: (r["previous_sending_chain_length"] as? Int) ?? 0, skipped: try r.int("skipped"))
         }
     }
