@@ -131,8 +131,8 @@ let package = Package(
         .executableTarget(
             name: "burrow-bench",
             dependencies: [
-                "Nostr", "MLS", "Marmot", "Store", "Node", "CSecp256k1", "RelayClient", "Mesh",
-                .product(name: "Logging", package: "swift-log"),
+                "Nostr", "MLS", "Marmot", "Store", "Node", "CSecp256k1", "RelayClient", "Mesh", "Pigeon",
+                .product(name: "Logging", package: "swift-log"), .product(name: "Crypto", package: "swift-crypto"),
             ],
             swiftSettings: swift6
         ),
@@ -187,7 +187,7 @@ let package = Package(
         .testTarget(name: "ConformanceTests", dependencies: ["TestSupport", "Conformance", "Nostr", "MLS"], swiftSettings: swift6),
         .testTarget(
             name: "InteropTests",
-            dependencies: ["TestSupport", "Nostr", "RelayClient", "Node", "RelayServer"],
+            dependencies: ["TestSupport", "Nostr", "RelayClient", "Node", "RelayServer", "Pigeon"],
             swiftSettings: swift6
         ),
         .testTarget(

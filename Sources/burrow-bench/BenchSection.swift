@@ -1,6 +1,6 @@
 import Foundation
 
-/// One part of `make bench` (Nostr, MLS, Marmot, relay load). A section measures
+/// One part of `make bench` (Nostr, MLS, Marmot, Pigeon, relay load). A section measures
 /// Burrow and, where one exists, a third-party implementation in the same run, and reports a
 /// markdown table. Add a section by conforming to this protocol and listing it in
 /// `BenchSections.all`; `--only NAME` then selects it.
@@ -12,7 +12,7 @@ protocol BenchSection: Sendable {
 }
 
 enum BenchSections {
-    static let all: [BenchSection] = [NostrBench(), MLSBench(), MarmotBench(), RelayLoadBench(), MeshBench()]
+    static let all: [BenchSection] = [NostrBench(), MLSBench(), MarmotBench(), PigeonBench(), RelayLoadBench(), MeshBench()]
 }
 
 /// What a section produced: a table, notes printed under it, and problems (a missing peer, a

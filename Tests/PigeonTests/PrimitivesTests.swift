@@ -1,10 +1,43 @@
+import Crypto
 import Nostr
 @testable import Pigeon
+import TestSupport
 import XCTest
 
 /// The primitive rules of section 1 on top of swift-crypto, and bech32m (BIP-350).
 final class PrimitivesTests: XCTestCase {
     func bytes(_ hex: String) -> [UInt8] { (try? Hex.decode(hex)) ?? [] }
+
+    /// RFC 5869 appendix A, the SHA-256 cases (1: basic, 2: long inputs and 82 bytes out,
+    /// 3: no salt, no info): `Primitives.hkdfSHA256` and swift-crypto's `HKDF` both give them.
+    func testHKDFMatchesRFC5869AndSwiftCrypto() {
+        let cases: [(ikm: [UInt8], salt: [UInt8], info: [UInt8], okm: String)] = [
+            ([UInt8](repeating: 0x0b, count: 22), Array(0x00...0x0c), Array(0xf0...0xf9),
+             "3cb25f25faacd57a90434f64d0362f2a2d2d0a90cf1a5a4c5db02d56ecc4c5bf34007208d5b887185865"),
+            (Array(0x00...0x4f), Array(0x60...0xaf), Array(0xb0...0xff),
+             "b11e398dc80327a1c8e7f78c596a49344f012eda2d4efad8a050cc4c19afa97c59045a99cac7827271cb41c65e590e09da3275600c2f09b8"
+                + "367793a9aca3db71cc30c58179ec3e87c14c01d5c1f3434f1d87"),
+            ([UInt8](repeating: 0x0b, count: 22), [], [],
+             "8da4e775a563c18f715f802a063c5a31b8a11f5c5ee1879ec3454e5f3c738d2d9d201395faa4b61a96c8"),
+        ]
+        for (index, c) in cases.enumerated() {
+            let okm = bytes(c.okm)
+            XCTAssertEqual(Primitives.hkdfSHA256(ikm: c.ikm, salt: c.salt, info: c.info, count: okm.count), okm, "case \(index + 1)")
+            let reference = HKDF<SHA256>.deriveKey(inputKeyMaterial: SymmetricKey(data: c.ikm), salt: c.salt, info: c.info, outputByteCount: okm.count)
+            XCTAssertEqual(reference.withUnsafeBytes { Array($0) }, okm, "case \(index + 1), swift-crypto")
+        }
+        // Random shapes, against swift-crypto's HKDF.
+        var rng = SplitMix64(seed: 0x5eed_4b4d)
+        for round in 0..<300 {
+            let ikm = (0..<Int.random(in: 0...80, using: &rng)).map { _ in UInt8.random(in: 0...255, using: &rng) }
+            let salt = (0..<Int.random(in: 0...80, using: &rng)).map { _ in UInt8.random(in: 0...255, using: &rng) }
+            let info = (0..<Int.random(in: 0...80, using: &rng)).map { _ in UInt8.random(in: 0...255, using: &rng) }
+            let count = Int.random(in: 1...200, using: &rng)
+            let reference = HKDF<SHA256>.deriveKey(inputKeyMaterial: SymmetricKey(data: ikm), salt: salt, info: info, outputByteCount: count)
+            XCTAssertEqual(Primitives.hkdfSHA256(ikm: ikm, salt: salt, info: info, count: count),
+                           reference.withUnsafeBytes { Array($0) }, "round \(round)")
+        }
+    }
 
     /// RFC 8032 section 7.1, test 1: the signature is deterministic and exact.
     func testEd25519IsDeterministicPerRFC8032() throws {
