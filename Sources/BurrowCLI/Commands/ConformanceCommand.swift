@@ -9,7 +9,7 @@ struct ConformanceCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "conformance",
         abstract: "Run a published conformance vector file.",
-        subcommands: [BIP340.self, NIP44.self, MLS.self, Pigeon.self, Noise.self]
+        subcommands: [BIP340.self, NIP44.self, MLS.self, Pigeon.self, Noise.self, Mesh.self]
     )
 
     struct BIP340: AsyncRunnable {
@@ -75,6 +75,20 @@ struct ConformanceCommand: AsyncParsableCommand {
         mutating func runAsync() async throws {
             let bytes = try ConformanceCommand.read(file, json: globals.json)
             try ConformanceCommand.finish(NoiseConformance.run(json: bytes), json: globals.json)
+        }
+    }
+
+    struct Mesh: AsyncRunnable {
+        static let configuration = CommandConfiguration(
+            commandName: "mesh",
+            abstract: "A Burrow mesh vector file (packets, fragments, reject, payloads, forwarding, cpace, invite)."
+        )
+        @OptionGroup var globals: GlobalOptions
+        @Argument(help: "The vector file.") var file: String
+
+        mutating func runAsync() async throws {
+            let bytes = try ConformanceCommand.read(file, json: globals.json)
+            try ConformanceCommand.finish(MeshConformance.run(json: bytes), json: globals.json)
         }
     }
 
