@@ -18,6 +18,12 @@ enum Failpoint: String, CaseIterable {
     case groupEventProcessed = "groupevent.processed"
     case syncFetched = "sync.fetched"
     case outboxPublished = "outbox.published"
+    /// Direct messages: the ratchet step and its outbox frames are committed, nothing sent.
+    case dmStored = "dm.stored"
+    /// A frame a relay accepted, not yet marked sent (it will be sent again: a copy).
+    case dmPublished = "dm.published"
+    /// A received frame's state, message and processed mark are committed.
+    case dmReceived = "dm.received"
 
     fileprivate struct Armed {
         let name: String

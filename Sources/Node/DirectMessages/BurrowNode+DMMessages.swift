@@ -34,6 +34,7 @@ extension BurrowNode {
             try startHandshake(with: contact, state: state, now: now, tx)
             return (contact.identityKey, true)
         }
+        Failpoint.dmStored.check()
         await flushDMOutbox(timeout: timeout)
         if needsHandshake {
             // Wait for the answer (handshake2) within the timeout; the queued message goes on
@@ -113,6 +114,7 @@ extension BurrowNode {
                 let wrap = try GiftWrap.wrap(rumor: rumor, sender: keys, recipient: recipient, now: now, rng: &rng,
                                              extraTags: [["expiration", String(NostrCarrier.expiration(for: frame.frame, now: now))]])
                 try await publishAccepted(wrap, to: urls, timeout: timeout)
+                Failpoint.dmPublished.check()
                 try store.transaction { tx in
                     try tx.dmOutbox.setState(id: frame.id, .sent, attempted: true)
                     if let msgID = frame.msgID, let contact = frame.contact,
@@ -208,6 +210,7 @@ extension BurrowNode {
             try tx.processedEvents.mark(eventID: wrapID.bytes, outcome: out.duplicate ? "duplicate DM frame" : "DM frame", at: Self.now())
             return updates
         }
+        Failpoint.dmReceived.check()
         report.processed += 1
         report.updates += updates
         report.settledDMWraps.append(wrapID)
