@@ -176,7 +176,7 @@ let package = Package(
         .testTarget(name: "MLSTests", dependencies: ["TestSupport", "MLS"], swiftSettings: swift6),
         .testTarget(name: "MarmotTests", dependencies: ["TestSupport", "Marmot", "MLS", "Nostr"], swiftSettings: swift6),
         .testTarget(name: "RelayClientTests", dependencies: ["TestSupport", "RelayClient", "Nostr"], swiftSettings: swift6),
-        .testTarget(name: "QRCodeTests", dependencies: ["QRCode"], swiftSettings: swift6),
+        .testTarget(name: "QRCodeTests", dependencies: ["QRCode", "TestSupport"], swiftSettings: swift6),
         .testTarget(name: "StoreTests", dependencies: ["TestSupport", "Store", "SQLite"], swiftSettings: swift6),
         .testTarget(
             name: "NodeTests",
