@@ -446,12 +446,9 @@ final class RecordedLogs: Sendable {
             set { metadata[key] = newValue }
         }
 
-        func log(
-            level: Logger.Level, message: Logger.Message, metadata explicit: Logger.Metadata?,
-            source: String, file: String, function: String, line: UInt
-        ) {
-            let all = metadata.merging(explicit ?? [:]) { $1 }
-            sink.append("\(level) \(label): \(message) \(all)")
+        func log(event: LogEvent) {
+            let all = metadata.merging(event.metadata ?? [:]) { $1 }
+            sink.append("\(event.level) \(label): \(event.message) \(all) \(event.error.map { "\($0)" } ?? "")")
         }
     }
 }
