@@ -119,16 +119,10 @@ final class EventStore: @unchecked Sendable {
     private static func prepare(_ db: SQLiteConnection) throws {
         _ = try db.query("PRAGMA journal_mode = WAL") { $0.text(0) }
         try db.exec("PRAGMA synchronous = NORMAL; PRAGMA foreign_keys = ON;")
-        var version = try db.query("PRAGMA user_version") { $0.int64(0) }.first ?? 0
+        let version = try db.query("PRAGMA user_version") { $0.int64(0) }.first ?? 0
         guard (0...schemaVersion).contains(version) else { throw RelayServerError.unsupportedSchema(version) }
-        if version == 0 {
-            try db.transaction { try createVersion1(db) }
-            version = 1
-        }
-        if version == 1 {
-            try db.transaction { try migrateToVersion2(db) }
-            version = 2
-        }
+        if version < 1 { try db.transaction { try createVersion1(db) } }
+        if version < 2 { try db.transaction { try migrateToVersion2(db) } }
     }
 
     /// The first schema, as relays before the mailbox created it.
@@ -175,11 +169,24 @@ final class EventStore: @unchecked Sendable {
     /// `created_at`, the best bound we have: a wrap's `created_at` is at most two days before
     /// it was sent (NIP-59 blurring), so an old wrap is purged at most that much early rather
     /// than kept a month past the migration.
+    ///
+    /// It also keys `deleted_events` by (id, pubkey) instead of id alone: with id alone the
+    /// first kind 5 to name an id (anyone's, matching nothing) took the only row, and the
+    /// real author's (or, for a wrap, the recipient's) deletion could not record that the event
+    /// must not come back.
     private static func migrateToVersion2(_ db: SQLiteConnection) throws {
         try db.exec("""
             ALTER TABLE events ADD COLUMN received_at INTEGER NOT NULL DEFAULT 0;
             UPDATE events SET received_at = created_at;
             CREATE INDEX events_wraps_by_arrival ON events(received_at) WHERE kind = \(Kind.giftWrap);
+            CREATE TABLE deleted_events_v2(
+                id BLOB NOT NULL,
+                pubkey BLOB NOT NULL,
+                PRIMARY KEY(id, pubkey)
+            ) WITHOUT ROWID;
+            INSERT INTO deleted_events_v2(id, pubkey) SELECT id, pubkey FROM deleted_events;
+            DROP TABLE deleted_events;
+            ALTER TABLE deleted_events_v2 RENAME TO deleted_events;
             PRAGMA user_version = 2;
             """)
     }
