@@ -16,9 +16,10 @@ enum SaveOutcome: Equatable {
     /// A gift wrap whose recipient's mailbox already holds `limits.mailbox_wraps` wraps or
     /// `limits.mailbox_bytes` bytes; not stored.
     case mailboxFull
-    /// A kind-5 event from a recipient authenticated as itself removed this many (at least one)
-    /// of the gift wraps addressed to it. The deletion is applied but not stored or served: it
-    /// would tell every reader which wrap ids the recipient received and when it read them.
+    /// A kind-5 event from a recipient authenticated as itself named gift wraps addressed to
+    /// it, and removed this many of them (0 when it is a retry and they are already gone).
+    /// The deletion is applied but not stored or served: it would tell every reader which wrap
+    /// ids the recipient received and when it read them.
     case deletedWraps(Int)
     /// A kind-5 event names gift wraps addressed to its author, but the connection has not
     /// authenticated as that author: nothing was deleted or stored (the client may AUTH and
@@ -56,7 +57,7 @@ struct MailboxQuota: Sendable, Equatable {
 /// `@unchecked Sendable`: the connection is used only on that queue.
 final class EventStore: @unchecked Sendable {
     /// 1: events, tags, deletions. 2: `events.received_at` (arrival time, for the mailbox's
-    /// 30 days after arrival).
+    /// 30 days after arrival), `deleted_wraps`, `deleted_events` keyed by (id, pubkey).
     static let schemaVersion: Int64 = 2
     static let fileName = "relay.sqlite"
 
@@ -170,6 +171,10 @@ final class EventStore: @unchecked Sendable {
     /// it was sent (NIP-59 blurring), so an old wrap is purged at most that much early rather
     /// than kept a month past the migration.
     ///
+    /// `deleted_wraps` remembers the wraps their recipient deleted (and for whom), so that a
+    /// sender's retry of the same bytes is not delivered again and a retried deletion is
+    /// recognised as one.
+    ///
     /// It also keys `deleted_events` by (id, pubkey) instead of id alone: with id alone the
     /// first kind 5 to name an id (anyone's, matching nothing) took the only row, and the
     /// real author's (or, for a wrap, the recipient's) deletion could not record that the event
@@ -187,6 +192,10 @@ final class EventStore: @unchecked Sendable {
             INSERT INTO deleted_events_v2(id, pubkey) SELECT id, pubkey FROM deleted_events;
             DROP TABLE deleted_events;
             ALTER TABLE deleted_events_v2 RENAME TO deleted_events;
+            CREATE TABLE deleted_wraps(
+                id BLOB NOT NULL PRIMARY KEY,
+                recipient TEXT NOT NULL
+            ) WITHOUT ROWID;
             PRAGMA user_version = 2;
             """)
     }
@@ -226,6 +235,9 @@ final class EventStore: @unchecked Sendable {
                 return .deleted
             }
             if event.kind == Kind.giftWrap {
+                if try db.queryFirst("SELECT 1 FROM deleted_wraps WHERE id = ?", [id], row: { _ in true }) == true {
+                    return .deleted
+                }
                 // Admission refuses a wrap without exactly one valid recipient; should one get
                 // here anyway it has no mailbox to go in.
                 guard let recipient = GiftWrapMailbox.recipient(of: event) else { return .mailboxFull }
@@ -234,10 +246,10 @@ final class EventStore: @unchecked Sendable {
             }
             if event.kind == Kind.deletion {
                 if authenticated.contains(event.pubkey) {
-                    let removed = try deleteWraps(namedBy: event, in: db)
-                    if removed > 0 {
+                    let wraps = try deleteWraps(namedBy: event, in: db)
+                    if wraps.named {
                         try applyDeletion(event, in: db)
-                        return .deletedWraps(removed)
+                        return .deletedWraps(wraps.removed)
                     }
                 } else if try namesWraps(of: event.pubkey, deletion: event, in: db) {
                     return .wrapDeletionNeedsAuthentication
@@ -348,35 +360,44 @@ final class EventStore: @unchecked Sendable {
     }
 
     /// Deletes the wraps addressed to the deletion's author that its `e` tags name, and
-    /// remembers each (by id and its one-time signing key) so a sender's retry of the same
-    /// bytes is not delivered again. The caller has checked that the connection is
-    /// authenticated as that author: the wrap's own author is a one-time key, so NIP-09's
-    /// author rule cannot express "the recipient may delete it".
-    private static func deleteWraps(namedBy deletion: Event, in db: SQLiteConnection) throws -> Int {
+    /// remembers each in `deleted_wraps`. `named` is true when any `e` tag names such a wrap,
+    /// stored or deleted by this recipient before (a retried deletion). The caller has checked
+    /// that the connection is authenticated as that author: a wrap's own author is a one-time
+    /// key, so NIP-09's author rule cannot express "the recipient may delete it".
+    private static func deleteWraps(namedBy deletion: Event, in db: SQLiteConnection) throws -> (removed: Int, named: Bool) {
         let recipient = SQLiteValue.text(deletion.pubkey.hex)
         var removed = 0
+        var named = false
         for id in namedIDs(deletion) {
             let rows = try db.query(
-                "SELECT e.seq, e.pubkey FROM events e WHERE e.id = ? AND \(wrapOfRecipientCondition)",
-                [.blob(id.bytes), recipient, recipient]) { (seq: $0.int64(0), pubkey: $0.blob(1) ?? []) }
-            for row in rows {
-                removed += try db.execute("DELETE FROM events WHERE seq = ?", [.integer(row.seq)])
-                try db.execute("INSERT OR IGNORE INTO deleted_events(id, pubkey) VALUES (?, ?)", [.blob(id.bytes), .blob(row.pubkey)])
+                "SELECT e.seq FROM events e WHERE e.id = ? AND \(wrapOfRecipientCondition)",
+                [.blob(id.bytes), recipient, recipient]) { $0.int64(0) }
+            for seq in rows {
+                removed += try db.execute("DELETE FROM events WHERE seq = ?", [.integer(seq)])
+                try db.execute("INSERT OR IGNORE INTO deleted_wraps(id, recipient) VALUES (?, ?)", [.blob(id.bytes), recipient])
+                named = true
             }
+            if !named, try wasDeleted(id, by: recipient, in: db) { named = true }
         }
-        return removed
+        return (removed, named)
     }
 
-    /// Whether a kind-5 event's `e` tags name a stored wrap addressed to its author.
+    /// Whether a kind-5 event's `e` tags name a wrap addressed to its author, stored or
+    /// deleted by it before.
     private static func namesWraps(of author: PublicKey, deletion: Event, in db: SQLiteConnection) throws -> Bool {
         let recipient = SQLiteValue.text(author.hex)
         for id in namedIDs(deletion) {
-            let found = try db.queryFirst(
+            let stored = try db.queryFirst(
                 "SELECT 1 FROM events e WHERE e.id = ? AND \(wrapOfRecipientCondition)",
                 [.blob(id.bytes), recipient, recipient]) { _ in true }
-            if found == true { return true }
+            if stored == true { return true }
+            if try wasDeleted(id, by: recipient, in: db) { return true }
         }
         return false
+    }
+
+    private static func wasDeleted(_ id: EventID, by recipient: SQLiteValue, in db: SQLiteConnection) throws -> Bool {
+        try db.queryFirst("SELECT 1 FROM deleted_wraps WHERE id = ? AND recipient = ?", [.blob(id.bytes), recipient]) { _ in true } == true
     }
 
     // MARK: - Purge

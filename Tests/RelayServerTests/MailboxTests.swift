@@ -209,10 +209,19 @@ final class MailboxTests: XCTestCase {
         let served = try await others.query(Filter(authors: [recipient.publicKey], kinds: [Kind.deletion])).get()
         XCTAssertEqual(served, [], "a deletion of wraps is not served: it would show which wraps the recipient read")
 
-        // A sender's retry of the same bytes is not delivered again.
+        // A sender's retry of the same bytes is not delivered again; the recipient's retry of
+        // its deletion is accepted and still not served; without AUTH it is still refused.
         let resent = try await publisher.publish(mine[0])
         XCTAssertFalse(resent.accepted)
-        XCTAssertTrue(resent.message.hasPrefix("blocked:"), resent.message)
+        XCTAssertEqual(resent.message, "blocked: this gift wrap was deleted by its recipient")
+        let deletedAgain = try await reader.publish(deletion)
+        XCTAssertTrue(deletedAgain.accepted, deletedAgain.message)
+        let retriedUnauthenticated = try await publisher.publish(deletion)
+        XCTAssertTrue(!retriedUnauthenticated.accepted && retriedUnauthenticated.message.hasPrefix("auth-required:"), "\(retriedUnauthenticated)")
+        let servedAfterRetry = try await others.query(Filter(authors: [recipient.publicKey], kinds: [Kind.deletion])).get()
+        XCTAssertEqual(servedAfterRetry, [], "a retried deletion of wraps is not served either")
+        let stillThere = try await reader.wraps(for: recipient.publicKey).get()
+        XCTAssertEqual(stillThere, Set([mine[2].id, mine[3].id]))
 
         // A full workout of the mailbox, and the logs name no recipient, wrap id or content.
         let text = logs.text
