@@ -193,7 +193,7 @@ let package = Package(
         .testTarget(
             name: "RelayServerTests",
             dependencies: [
-                "RelayServer", "Nostr", "RelayClient", "TestSupport",
+                "RelayServer", "Nostr", "RelayClient", "SQLite", "TestSupport",
                 .product(name: "HummingbirdWSClient", package: "hummingbird-websocket"),
             ],
             path: "Tests/RelayServerTests",

@@ -61,6 +61,8 @@ extension RelayServerConfiguration {
             l.authPerMinute = try limits.int("auth_per_minute") ?? l.authPerMinute
             l.maxAuthKeys = try limits.int("max_auth_keys") ?? l.maxAuthKeys
             l.maxAuthEventBytes = try limits.int("max_auth_event_bytes") ?? l.maxAuthEventBytes
+            l.mailboxWraps = try limits.int("mailbox_wraps") ?? l.mailboxWraps
+            l.mailboxBytes = try limits.int("mailbox_bytes") ?? l.mailboxBytes
             try limits.finish()
             config.limits = l
         }

@@ -113,7 +113,8 @@ struct ConnectionHandler: Sendable {
         }
         let json = event.jsonBytes
         let now = clock()
-        let admission = EventAdmission.check(event, size: json.count, now: now, authenticated: connection.authenticated, configuration: configuration)
+        let authenticated = connection.authenticated
+        let admission = EventAdmission.check(event, size: json.count, now: now, authenticated: authenticated, configuration: configuration)
         guard case .accept(let ephemeral) = admission else {
             if case .refuse(_, _, true) = admission { connection.send(.auth(challenge: connection.challenge)) }
             return answer(false, admission.text ?? "error: refused")
@@ -126,7 +127,10 @@ struct ConnectionHandler: Sendable {
             return answer(true, "")
         }
         do {
-            let outcome = try await store.run { try EventStore.save(event, json: json, in: $0) }
+            let mailbox = MailboxQuota(configuration.limits)
+            let outcome = try await store.run {
+                try EventStore.save(event, json: json, receivedAt: now, authenticated: authenticated, mailbox: mailbox, in: $0)
+            }
             switch outcome {
             case .stored:
                 hub.broadcast(event, json: json)
@@ -136,7 +140,20 @@ struct ConnectionHandler: Sendable {
             case .superseded:
                 answer(true, "duplicate: a newer version of this event is stored")
             case .deleted:
-                answer(false, "blocked: this event was deleted by its author")
+                answer(false, event.kind == Kind.giftWrap
+                       ? "blocked: this gift wrap was deleted by its recipient"
+                       : "blocked: this event was deleted by its author")
+            case .mailboxFull:
+                answer(false, "rate-limited: mailbox full")
+            case .deletedWraps:
+                // Applied, neither stored nor broadcast: see `SaveOutcome.deletedWraps`.
+                answer(true, "")
+            case .wrapDeletionNeedsAuthentication:
+                // Refused rather than stored as a plain NIP-09 deletion that matches nothing:
+                // an `OK true` would tell the recipient its mailbox was emptied when it was not,
+                // and the stored event would show everyone which wrap ids it received.
+                connection.send(.auth(challenge: connection.challenge))
+                answer(false, "auth-required: gift wraps are deleted only by their recipient, authenticated as such")
             }
         } catch {
             logger.error("could not store an event", metadata: ["error": "\(error)"])

@@ -38,6 +38,9 @@ enum EventAdmission {
         if let age = configuration.maxAge(ofKind: event.kind), event.createdAt < now - Int64(age) {
             return .refuse(prefix: RelayReason.blocked, message: "this relay keeps kind \(event.kind) for \(age) seconds and the event is older")
         }
+        if event.kind == Kind.giftWrap, let problem = GiftWrapMailbox.recipientProblem(event) {
+            return .refuse(prefix: RelayReason.invalid, message: problem)
+        }
         if configuration.auth.write, authenticated.isEmpty {
             return .refuse(prefix: RelayReason.authRequired, message: "this relay accepts events only from authenticated clients", challenge: true)
         }
@@ -97,5 +100,41 @@ enum Visibility {
     static func canSee(kind: Int, tags: [[String]], authenticated: Set<String>) -> Bool {
         guard kind == Kind.giftWrap else { return true }
         return tags.contains { $0.count >= 2 && $0[0] == "p" && authenticated.contains($0[1]) }
+    }
+}
+
+/// The mailbox rules for gift wraps (Pigeon DM spec 6.3) that need no database: a wrap is
+/// kept for exactly one recipient, so quotas, deletion by the recipient and visibility all
+/// refer to one key, and a wrap can never be made to count against (or be deleted by)
+/// someone it does not belong to.
+enum GiftWrapMailbox {
+    /// How long a wrap is kept after it arrived, whatever its `expiration` says (spec 6.3:
+    /// 30 days; senders set the same expiry, so a recipient offline longer loses nothing a
+    /// sender still retries).
+    static let lifetimeSeconds: Int64 = 30 * 24 * 60 * 60
+
+    /// Why `wrap` (kind 1059) cannot be kept, or nil: it must carry exactly one `p` tag, whose
+    /// value is a public key as 64 lowercase hex digits (the form NIP-42 keys are compared in,
+    /// so the recipient can both read it and delete it).
+    static func recipientProblem(_ wrap: Event) -> String? {
+        let recipients = wrap.tags.filter { $0.first == "p" }
+        guard recipients.count == 1, let tag = recipients.first else {
+            return "a gift wrap names exactly one recipient (one p tag), this one has \(recipients.count)"
+        }
+        guard tag.count >= 2, recipient(hex: tag[1]) != nil else {
+            return "a gift wrap's p tag names its recipient's public key as 64 lowercase hex digits"
+        }
+        return nil
+    }
+
+    /// The recipient of a wrap that passed `recipientProblem`.
+    static func recipient(of wrap: Event) -> PublicKey? {
+        guard let tag = wrap.tags.first(where: { $0.first == "p" }), tag.count >= 2 else { return nil }
+        return recipient(hex: tag[1])
+    }
+
+    private static func recipient(hex: String) -> PublicKey? {
+        guard let key = try? PublicKey(hex: hex), key.hex == hex else { return nil }
+        return key
     }
 }

@@ -11,20 +11,54 @@ enum SaveOutcome: Equatable {
     case duplicate
     /// A newer version of this replaceable/addressable event is stored; this one is not.
     case superseded
-    /// Its author deleted it (NIP-09) before it arrived.
+    /// Its author deleted it (NIP-09) before it arrived, or, for a gift wrap, its recipient did.
     case deleted
+    /// A gift wrap whose recipient's mailbox already holds `limits.mailbox_wraps` wraps or
+    /// `limits.mailbox_bytes` bytes; not stored.
+    case mailboxFull
+    /// A kind-5 event from a recipient authenticated as itself named gift wraps addressed to
+    /// it, and removed this many of them (0 when it is a retry and they are already gone).
+    /// The deletion is applied but not stored or served: it would tell every reader which wrap
+    /// ids the recipient received and when it read them.
+    case deletedWraps(Int)
+    /// A kind-5 event names gift wraps addressed to its author, but the connection has not
+    /// authenticated as that author: nothing was deleted or stored (the client may AUTH and
+    /// send it again).
+    case wrapDeletionNeedsAuthentication
+}
+
+/// How much one recipient's mailbox may hold (`limits.mailbox_wraps`, `limits.mailbox_bytes`).
+struct MailboxQuota: Sendable, Equatable {
+    var wraps: Int
+    var bytes: Int
+
+    init(wraps: Int, bytes: Int) {
+        self.wraps = wraps
+        self.bytes = bytes
+    }
+
+    init(_ limits: RelayServerConfiguration.Limits) {
+        self.init(wraps: limits.mailboxWraps, bytes: limits.mailboxBytes)
+    }
 }
 
 /// The relay's events in SQLite (WAL) in its own data directory: one row per event with its
 /// exact JSON, an index of single-letter tags for `#x` filters, and the NIP-09 deletions that
 /// keep deleted events from coming back.
 ///
+/// Gift wraps (kind 1059) are also a mailbox (Pigeon DM spec 6.3): each has exactly one
+/// recipient (`EventAdmission`), counts against that recipient's quota, is deleted by a kind 5
+/// of the recipient sent on a connection authenticated as it, and is purged at its
+/// `expiration` or `GiftWrapMailbox.lifetimeSeconds` after `received_at`, whichever is first.
+///
 /// All database work runs on one serial queue, off Swift's cooperative pool, so a slow disk
 /// never stalls the server's tasks. `close()` waits for queued work and closes the file.
 ///
 /// `@unchecked Sendable`: the connection is used only on that queue.
 final class EventStore: @unchecked Sendable {
-    static let schemaVersion: Int64 = 1
+    /// 1: events, tags, deletions. 2: `events.received_at` (arrival time, for the mailbox's
+    /// 30 days after arrival), `deleted_wraps`, `deleted_events` keyed by (id, pubkey).
+    static let schemaVersion: Int64 = 2
     static let fileName = "relay.sqlite"
 
     private let queue = DispatchQueue(label: "burrow.relay.store")
@@ -81,55 +115,89 @@ final class EventStore: @unchecked Sendable {
 
     // MARK: - Schema
 
+    /// Brings the database to `schemaVersion` one step at a time, each step in its own
+    /// transaction, so a database of any earlier version (or a new file) ends up the same.
     private static func prepare(_ db: SQLiteConnection) throws {
         _ = try db.query("PRAGMA journal_mode = WAL") { $0.text(0) }
         try db.exec("PRAGMA synchronous = NORMAL; PRAGMA foreign_keys = ON;")
         let version = try db.query("PRAGMA user_version") { $0.int64(0) }.first ?? 0
-        switch version {
-        case 0:
-            try db.transaction {
-                try db.exec("""
-                    CREATE TABLE events(
-                        seq INTEGER PRIMARY KEY,
-                        id BLOB NOT NULL UNIQUE,
-                        pubkey BLOB NOT NULL,
-                        created_at INTEGER NOT NULL,
-                        kind INTEGER NOT NULL,
-                        address TEXT,
-                        expiration INTEGER,
-                        json BLOB NOT NULL
-                    );
-                    CREATE INDEX events_by_time ON events(created_at);
-                    CREATE INDEX events_by_author ON events(pubkey, created_at);
-                    CREATE INDEX events_by_kind ON events(kind, created_at);
-                    CREATE INDEX events_by_address ON events(pubkey, kind, address);
-                    CREATE INDEX events_by_expiration ON events(expiration) WHERE expiration IS NOT NULL;
-                    CREATE TABLE tags(
-                        seq INTEGER NOT NULL REFERENCES events(seq) ON DELETE CASCADE,
-                        name TEXT NOT NULL,
-                        value TEXT NOT NULL
-                    );
-                    CREATE INDEX tags_by_value ON tags(name, value, seq);
-                    CREATE INDEX tags_by_event ON tags(seq);
-                    CREATE TABLE deleted_events(
-                        id BLOB NOT NULL PRIMARY KEY,
-                        pubkey BLOB NOT NULL
-                    ) WITHOUT ROWID;
-                    CREATE TABLE deleted_addresses(
-                        pubkey BLOB NOT NULL,
-                        kind INTEGER NOT NULL,
-                        address TEXT NOT NULL,
-                        until INTEGER NOT NULL,
-                        PRIMARY KEY(pubkey, kind, address)
-                    ) WITHOUT ROWID;
-                    PRAGMA user_version = 1;
-                    """)
-            }
-        case schemaVersion:
-            break
-        default:
-            throw RelayServerError.unsupportedSchema(version)
-        }
+        guard (0...schemaVersion).contains(version) else { throw RelayServerError.unsupportedSchema(version) }
+        if version < 1 { try db.transaction { try createVersion1(db) } }
+        if version < 2 { try db.transaction { try migrateToVersion2(db) } }
+    }
+
+    /// The first schema, as relays before the mailbox created it.
+    static func createVersion1(_ db: SQLiteConnection) throws {
+        try db.exec("""
+            CREATE TABLE events(
+                seq INTEGER PRIMARY KEY,
+                id BLOB NOT NULL UNIQUE,
+                pubkey BLOB NOT NULL,
+                created_at INTEGER NOT NULL,
+                kind INTEGER NOT NULL,
+                address TEXT,
+                expiration INTEGER,
+                json BLOB NOT NULL
+            );
+            CREATE INDEX events_by_time ON events(created_at);
+            CREATE INDEX events_by_author ON events(pubkey, created_at);
+            CREATE INDEX events_by_kind ON events(kind, created_at);
+            CREATE INDEX events_by_address ON events(pubkey, kind, address);
+            CREATE INDEX events_by_expiration ON events(expiration) WHERE expiration IS NOT NULL;
+            CREATE TABLE tags(
+                seq INTEGER NOT NULL REFERENCES events(seq) ON DELETE CASCADE,
+                name TEXT NOT NULL,
+                value TEXT NOT NULL
+            );
+            CREATE INDEX tags_by_value ON tags(name, value, seq);
+            CREATE INDEX tags_by_event ON tags(seq);
+            CREATE TABLE deleted_events(
+                id BLOB NOT NULL PRIMARY KEY,
+                pubkey BLOB NOT NULL
+            ) WITHOUT ROWID;
+            CREATE TABLE deleted_addresses(
+                pubkey BLOB NOT NULL,
+                kind INTEGER NOT NULL,
+                address TEXT NOT NULL,
+                until INTEGER NOT NULL,
+                PRIMARY KEY(pubkey, kind, address)
+            ) WITHOUT ROWID;
+            PRAGMA user_version = 1;
+            """)
+    }
+
+    /// Version 2 records when each event arrived. Events stored before it get their
+    /// `created_at`, the best bound we have: a wrap's `created_at` is at most two days before
+    /// it was sent (NIP-59 blurring), so an old wrap is purged at most that much early rather
+    /// than kept a month past the migration.
+    ///
+    /// `deleted_wraps` remembers the wraps their recipient deleted (and for whom), so that a
+    /// sender's retry of the same bytes is not delivered again and a retried deletion is
+    /// recognised as one.
+    ///
+    /// It also keys `deleted_events` by (id, pubkey) instead of id alone: with id alone the
+    /// first kind 5 to name an id (anyone's, matching nothing) took the only row, and the
+    /// real author's (or, for a wrap, the recipient's) deletion could not record that the event
+    /// must not come back.
+    private static func migrateToVersion2(_ db: SQLiteConnection) throws {
+        try db.exec("""
+            ALTER TABLE events ADD COLUMN received_at INTEGER NOT NULL DEFAULT 0;
+            UPDATE events SET received_at = created_at;
+            CREATE INDEX events_wraps_by_arrival ON events(received_at) WHERE kind = \(Kind.giftWrap);
+            CREATE TABLE deleted_events_v2(
+                id BLOB NOT NULL,
+                pubkey BLOB NOT NULL,
+                PRIMARY KEY(id, pubkey)
+            ) WITHOUT ROWID;
+            INSERT INTO deleted_events_v2(id, pubkey) SELECT id, pubkey FROM deleted_events;
+            DROP TABLE deleted_events;
+            ALTER TABLE deleted_events_v2 RENAME TO deleted_events;
+            CREATE TABLE deleted_wraps(
+                id BLOB NOT NULL PRIMARY KEY,
+                recipient TEXT NOT NULL
+            ) WITHOUT ROWID;
+            PRAGMA user_version = 2;
+            """)
     }
 
     // MARK: - Writing
@@ -143,9 +211,20 @@ final class EventStore: @unchecked Sendable {
         }
     }
 
-    /// Saves a verified event with NIP-01 replacement and NIP-09 deletion semantics, in one
-    /// transaction. `json` is the event's serialization, served verbatim later.
-    static func save(_ event: Event, json: [UInt8], in db: SQLiteConnection) throws -> SaveOutcome {
+    /// Saves a verified event with NIP-01 replacement, NIP-09 deletion and mailbox semantics,
+    /// in one transaction (so two wraps for one recipient cannot both take its last place).
+    /// `json` is the event's serialization, served verbatim later.
+    ///
+    /// - Parameters:
+    ///   - receivedAt: the relay's clock now, recorded as the arrival time.
+    ///   - authenticated: the keys the sending connection proved (NIP-42): a kind 5 deletes
+    ///     wraps only for a recipient among them.
+    ///   - mailbox: the per-recipient quota for gift wraps.
+    static func save(
+        _ event: Event, json: [UInt8], receivedAt: Int64 = Int64(Date().timeIntervalSince1970),
+        authenticated: Set<PublicKey> = [], mailbox: MailboxQuota = MailboxQuota(RelayServerConfiguration.Limits()),
+        in db: SQLiteConnection
+    ) throws -> SaveOutcome {
         try db.transaction {
             let id = SQLiteValue.blob(event.id.bytes)
             let pubkey = SQLiteValue.blob(event.pubkey.bytes)
@@ -154,6 +233,27 @@ final class EventStore: @unchecked Sendable {
             }
             if try !db.query("SELECT 1 FROM deleted_events WHERE id = ? AND pubkey = ?", [id, pubkey], row: { _ in true }).isEmpty {
                 return .deleted
+            }
+            if event.kind == Kind.giftWrap {
+                if try db.queryFirst("SELECT 1 FROM deleted_wraps WHERE id = ?", [id], row: { _ in true }) == true {
+                    return .deleted
+                }
+                // Admission refuses a wrap without exactly one valid recipient; should one get
+                // here anyway it has no mailbox to go in.
+                guard let recipient = GiftWrapMailbox.recipient(of: event) else { return .mailboxFull }
+                let held = try mailboxUsage(of: recipient, now: receivedAt, in: db)
+                if held.wraps + 1 > mailbox.wraps || held.bytes + json.count > mailbox.bytes { return .mailboxFull }
+            }
+            if event.kind == Kind.deletion {
+                if authenticated.contains(event.pubkey) {
+                    let wraps = try deleteWraps(namedBy: event, in: db)
+                    if wraps.named {
+                        try applyDeletion(event, in: db)
+                        return .deletedWraps(wraps.removed)
+                    }
+                } else if try namesWraps(of: event.pubkey, deletion: event, in: db) {
+                    return .wrapDeletionNeedsAuthentication
+                }
             }
             let address = Self.address(of: event)
             if let address {
@@ -174,9 +274,10 @@ final class EventStore: @unchecked Sendable {
                 for row in current { try db.execute("DELETE FROM events WHERE seq = ?", [.integer(row.seq)]) }
             }
             try db.execute(
-                "INSERT INTO events(id, pubkey, created_at, kind, address, expiration, json) VALUES (?, ?, ?, ?, ?, ?, ?)",
+                "INSERT INTO events(id, pubkey, created_at, kind, address, expiration, json, received_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
                 [id, pubkey, .integer(event.createdAt), .integer(Int64(event.kind)),
-                 address.map(SQLiteValue.text) ?? .null, event.expiration.map(SQLiteValue.integer) ?? .null, .blob(json)])
+                 address.map(SQLiteValue.text) ?? .null, event.expiration.map(SQLiteValue.integer) ?? .null, .blob(json),
+                 .integer(receivedAt)])
             let seq = db.lastInsertRowID
             try indexTags(of: event, seq: seq, in: db)
             if event.kind == Kind.deletion { try applyDeletion(event, in: db) }
@@ -224,10 +325,90 @@ final class EventStore: @unchecked Sendable {
         }
     }
 
-    /// Removes expired events (NIP-40) and events past their kind's retention age.
+    // MARK: - Mailbox
+
+    /// SQL true for a stored wrap (alias `e`) that is still live at `?` (bound twice: now):
+    /// not expired (NIP-40) and not older than the mailbox lifetime since it arrived.
+    static let liveWrapCondition =
+        "(e.expiration IS NULL OR e.expiration >= ?) AND e.received_at > ? - \(GiftWrapMailbox.lifetimeSeconds)"
+
+    /// The live wraps stored for `recipient` and the bytes of their JSON. `length()` of a
+    /// blob reads only its header, so this stays cheap for a full 16 MiB mailbox.
+    static func mailboxUsage(of recipient: PublicKey, now: Int64, in db: SQLiteConnection) throws -> (wraps: Int, bytes: Int) {
+        let row = try db.queryFirst("""
+            SELECT COUNT(*), COALESCE(SUM(length(e.json)), 0) FROM tags t JOIN events e ON e.seq = t.seq
+            WHERE t.name = 'p' AND t.value = ? AND e.kind = \(Kind.giftWrap) AND \(liveWrapCondition)
+            """, [.text(recipient.hex), .integer(now), .integer(now)]) { (wraps: $0.int(0), bytes: $0.int(1)) }
+        return row ?? (0, 0)
+    }
+
+    /// SQL true for a stored wrap (alias `e`) whose `p` tags name only the key bound at `?`
+    /// (bound twice). Wraps stored before the one-recipient rule may name several keys; those
+    /// no single recipient may delete, since that would delete them for the others too.
+    private static let wrapOfRecipientCondition = """
+        e.kind = \(Kind.giftWrap)
+        AND EXISTS (SELECT 1 FROM tags t WHERE t.seq = e.seq AND t.name = 'p' AND t.value = ?)
+        AND NOT EXISTS (SELECT 1 FROM tags t WHERE t.seq = e.seq AND t.name = 'p' AND t.value != ?)
+        """
+
+    /// The well-formed event ids a kind-5 event's `e` tags name.
+    private static func namedIDs(_ deletion: Event) -> [EventID] {
+        deletion.tagValues("e").compactMap { value in
+            guard value.utf8.count == 64 else { return nil }
+            return try? EventID(hex: value)
+        }
+    }
+
+    /// Deletes the wraps addressed to the deletion's author that its `e` tags name, and
+    /// remembers each in `deleted_wraps`. `named` is true when any `e` tag names such a wrap,
+    /// stored or deleted by this recipient before (a retried deletion). The caller has checked
+    /// that the connection is authenticated as that author: a wrap's own author is a one-time
+    /// key, so NIP-09's author rule cannot express "the recipient may delete it".
+    private static func deleteWraps(namedBy deletion: Event, in db: SQLiteConnection) throws -> (removed: Int, named: Bool) {
+        let recipient = SQLiteValue.text(deletion.pubkey.hex)
+        var removed = 0
+        var named = false
+        for id in namedIDs(deletion) {
+            let rows = try db.query(
+                "SELECT e.seq FROM events e WHERE e.id = ? AND \(wrapOfRecipientCondition)",
+                [.blob(id.bytes), recipient, recipient]) { $0.int64(0) }
+            for seq in rows {
+                removed += try db.execute("DELETE FROM events WHERE seq = ?", [.integer(seq)])
+                try db.execute("INSERT OR IGNORE INTO deleted_wraps(id, recipient) VALUES (?, ?)", [.blob(id.bytes), recipient])
+                named = true
+            }
+            if !named, try wasDeleted(id, by: recipient, in: db) { named = true }
+        }
+        return (removed, named)
+    }
+
+    /// Whether a kind-5 event's `e` tags name a wrap addressed to its author, stored or
+    /// deleted by it before.
+    private static func namesWraps(of author: PublicKey, deletion: Event, in db: SQLiteConnection) throws -> Bool {
+        let recipient = SQLiteValue.text(author.hex)
+        for id in namedIDs(deletion) {
+            let stored = try db.queryFirst(
+                "SELECT 1 FROM events e WHERE e.id = ? AND \(wrapOfRecipientCondition)",
+                [.blob(id.bytes), recipient, recipient]) { _ in true }
+            if stored == true { return true }
+            if try wasDeleted(id, by: recipient, in: db) { return true }
+        }
+        return false
+    }
+
+    private static func wasDeleted(_ id: EventID, by recipient: SQLiteValue, in db: SQLiteConnection) throws -> Bool {
+        try db.queryFirst("SELECT 1 FROM deleted_wraps WHERE id = ? AND recipient = ?", [.blob(id.bytes), recipient]) { _ in true } == true
+    }
+
+    // MARK: - Purge
+
+    /// Removes expired events (NIP-40), gift wraps `GiftWrapMailbox.lifetimeSeconds` after
+    /// they arrived, and events past their kind's retention age.
     static func purge(now: Int64, retention: [RelayServerConfiguration.RetentionRule], in db: SQLiteConnection) throws -> Int {
         try db.transaction {
             var removed = try db.execute("DELETE FROM events WHERE expiration IS NOT NULL AND expiration < ?", [.integer(now)])
+            removed += try db.execute("DELETE FROM events WHERE kind = \(Kind.giftWrap) AND received_at <= ?",
+                                      [.integer(now - GiftWrapMailbox.lifetimeSeconds)])
             for rule in retention {
                 let kinds = rule.kinds.map(String.init).joined(separator: ",")
                 removed += try db.execute("DELETE FROM events WHERE kind IN (\(kinds)) AND created_at < ?",

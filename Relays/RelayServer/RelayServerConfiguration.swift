@@ -83,6 +83,14 @@ public struct RelayServerConfiguration: Sendable, Equatable {
         public var maxAuthKeys: Int = 8
         /// Largest AUTH event, as the bytes of its JSON (a kind-22242 event is small).
         public var maxAuthEventBytes: Int = 4096
+        /// Gift wraps (kind 1059) stored for one recipient at once (Pigeon DM spec 6.3): the
+        /// mailbox of a key that never comes to collect cannot grow without bound, and one
+        /// flooded recipient does not take space from the others. Beyond it a wrap gets
+        /// `OK false "rate-limited: mailbox full"` until the recipient deletes or they expire.
+        public var mailboxWraps: Int = 1000
+        /// Bytes of gift wraps (the sum of their JSON) stored for one recipient at once, with
+        /// `mailboxWraps` (whichever is reached first); 16 MiB by default.
+        public var mailboxBytes: Int = 16 << 20
 
         public init() {}
     }
@@ -141,6 +149,8 @@ public struct RelayServerConfiguration: Sendable, Equatable {
         try require(limits.authPerMinute >= 1, "limits.auth_per_minute must be at least 1")
         try require(limits.maxAuthKeys >= 1, "limits.max_auth_keys must be at least 1")
         try require((512...65_536).contains(limits.maxAuthEventBytes), "limits.max_auth_event_bytes must be 512…65536")
+        try require(limits.mailboxWraps >= 1, "limits.mailbox_wraps must be at least 1")
+        try require(limits.mailboxBytes >= 1024, "limits.mailbox_bytes must be at least 1024")
         try require((1...86_400).contains(purgeIntervalSeconds), "purge_interval_seconds must be 1…86400")
         for rule in retention {
             try require(!rule.kinds.isEmpty, "a retention rule names no kinds")

@@ -3,7 +3,7 @@ import SQLite
 
 /// One NIP-01 filter as SQL over `events` and `tags`, newest first, with the relay's rules
 /// built in: expired events (NIP-40) are never returned, and gift wraps only when a `p` tag
-/// names a key the connection authenticated as.
+/// names a key the connection authenticated as and while they are within the mailbox lifetime.
 ///
 /// Ids, authors and kinds are written into the SQL as literals made from already decoded
 /// bytes and integers (hex of 32 bytes, decimal numbers), so only tag values and the
@@ -48,6 +48,9 @@ struct StoredQuery {
         }
         conditions.append("(e.expiration IS NULL OR e.expiration >= ?)")
         values.append(.integer(now))
+        // A wrap past the mailbox lifetime is never served, even before the purge removes it.
+        conditions.append("(e.kind != \(Kind.giftWrap) OR e.received_at > ?)")
+        values.append(.integer(now - GiftWrapMailbox.lifetimeSeconds))
         if authenticated.isEmpty {
             conditions.append("e.kind != \(Kind.giftWrap)")
         } else {
