@@ -12,26 +12,18 @@ struct ConformanceCommand: AsyncParsableCommand {
         subcommands: [BIP340.self, NIP44.self, MLS.self, Pigeon.self, Noise.self, Mesh.self]
     )
 
-    struct BIP340: AsyncRunnable {
+    struct BIP340: VectorFileCommand {
         static let configuration = CommandConfiguration(commandName: "bip340", abstract: "BIP-340 test-vectors.csv")
         @OptionGroup var globals: GlobalOptions
         @Argument(help: "The vector file.") var file: String
-
-        mutating func runAsync() async throws {
-            let bytes = try ConformanceCommand.read(file, json: globals.json)
-            try ConformanceCommand.finish(BIP340Conformance.run(csv: String(decoding: bytes, as: UTF8.self)), json: globals.json)
-        }
+        static func run(_ bytes: [UInt8]) -> ConformanceReport { BIP340Conformance.run(csv: String(decoding: bytes, as: UTF8.self)) }
     }
 
-    struct NIP44: AsyncRunnable {
+    struct NIP44: VectorFileCommand {
         static let configuration = CommandConfiguration(commandName: "nip44", abstract: "NIP-44 v2 nip44.vectors.json")
         @OptionGroup var globals: GlobalOptions
         @Argument(help: "The vector file.") var file: String
-
-        mutating func runAsync() async throws {
-            let bytes = try ConformanceCommand.read(file, json: globals.json)
-            try ConformanceCommand.finish(NIP44Conformance.run(json: bytes), json: globals.json)
-        }
+        static func run(_ bytes: [UInt8]) -> ConformanceReport { NIP44Conformance.run(json: bytes) }
     }
 
     struct MLS: AsyncRunnable {
@@ -50,46 +42,34 @@ struct ConformanceCommand: AsyncParsableCommand {
         }
     }
 
-    struct Pigeon: AsyncRunnable {
+    struct Pigeon: VectorFileCommand {
         static let configuration = CommandConfiguration(
             commandName: "pigeon",
             abstract: "A Pigeon DM vector file (cards.json, reject.json, conversations.json, transport.json)."
         )
         @OptionGroup var globals: GlobalOptions
         @Argument(help: "The vector file.") var file: String
-
-        mutating func runAsync() async throws {
-            let bytes = try ConformanceCommand.read(file, json: globals.json)
-            try ConformanceCommand.finish(PigeonConformance.run(json: bytes), json: globals.json)
-        }
+        static func run(_ bytes: [UInt8]) -> ConformanceReport { PigeonConformance.run(json: bytes) }
     }
 
-    struct Noise: AsyncRunnable {
+    struct Noise: VectorFileCommand {
         static let configuration = CommandConfiguration(
             commandName: "noise",
             abstract: "A Noise test-vector file (cacophony/snow/noise-c format); Noise_XX_25519_ChaChaPoly_SHA256 cases run."
         )
         @OptionGroup var globals: GlobalOptions
         @Argument(help: "The vector file.") var file: String
-
-        mutating func runAsync() async throws {
-            let bytes = try ConformanceCommand.read(file, json: globals.json)
-            try ConformanceCommand.finish(NoiseConformance.run(json: bytes), json: globals.json)
-        }
+        static func run(_ bytes: [UInt8]) -> ConformanceReport { NoiseConformance.run(json: bytes) }
     }
 
-    struct Mesh: AsyncRunnable {
+    struct Mesh: VectorFileCommand {
         static let configuration = CommandConfiguration(
             commandName: "mesh",
             abstract: "A Burrow mesh vector file (packets, fragments, reject, payloads, forwarding, cpace, invite)."
         )
         @OptionGroup var globals: GlobalOptions
         @Argument(help: "The vector file.") var file: String
-
-        mutating func runAsync() async throws {
-            let bytes = try ConformanceCommand.read(file, json: globals.json)
-            try ConformanceCommand.finish(MeshConformance.run(json: bytes), json: globals.json)
-        }
+        static func run(_ bytes: [UInt8]) -> ConformanceReport { MeshConformance.run(json: bytes) }
     }
 
     static func read(_ path: String, json: Bool) throws -> [UInt8] {
@@ -117,5 +97,19 @@ struct ConformanceCommand: AsyncParsableCommand {
             Console.out(report.summaryLine)
         }
         if !report.succeeded { throw ExitCode(1) }
+    }
+}
+
+/// A runner that takes one vector file: read it, run it, print the report.
+protocol VectorFileCommand: AsyncRunnable {
+    var globals: GlobalOptions { get }
+    var file: String { get }
+    static func run(_ bytes: [UInt8]) -> ConformanceReport
+}
+
+extension VectorFileCommand {
+    mutating func runAsync() async throws {
+        let bytes = try ConformanceCommand.read(file, json: globals.json)
+        try ConformanceCommand.finish(Self.run(bytes), json: globals.json)
     }
 }

@@ -7,6 +7,9 @@ import Store
 extension BurrowNode {
     /// The NIP-59 rumor kind that carries a Pigeon frame.
     static let dmRumorKind = NostrCarrier.rumorKind
+    /// Seconds between resends of an unanswered handshake1 by `sync` and `run`'s upkeep (it
+    /// stays valid 24 h; `dm send` itself sends at once).
+    static let handshakeResendInterval: Int64 = 300
 
     // MARK: - Sending
 
@@ -238,7 +241,7 @@ extension BurrowNode {
     /// kept a session we lost, so a new handshake starts (at most once per 24 h per contact).
     private func recoverLostSession(after error: PigeonError, frame: [UInt8], sender: PublicKey, state: PigeonState, now: UInt64,
                                     _ tx: StoreTransaction) throws {
-        guard error == .sessionUnknown, frame.count > 1, frame[1] == 4,
+        guard error == .sessionUnknown, frame.count > 1, frame[1] == FrameType.message.rawValue,
               let contact = state.contacts.values.first(where: { $0.card.nostrKey == sender }),
               let due = state.recoveryHandshakeDue(for: contact.identityKey, now: now), due.output else { return }
         try save(due, tx)
@@ -321,6 +324,9 @@ extension BurrowNode {
                     guard !(try tx.dmMessages.queued(contact: contact.identityKey.bytes)).isEmpty else { continue }
                     if state.currentSession(with: contact.identityKey) != nil {
                         state = try encryptQueued(for: contact.identityKey, state: state, now: now, tx)
+                    } else if let last = try tx.dmOutbox.newestCreatedAt(contact: contact.identityKey.bytes),
+                              Self.now() - last < Self.handshakeResendInterval {
+                        continue  // handshake1 went out recently: give the contact time to answer
                     } else {
                         try startHandshake(with: contact, state: state, now: now, tx)
                         state = try loadPigeon(tx) ?? state

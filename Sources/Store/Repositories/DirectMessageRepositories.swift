@@ -191,6 +191,13 @@ public struct DMOutboxRepository {
             "UPDATE dm_outbox SET state = ?, attempts = attempts + ? WHERE id = ?", [.text(state.rawValue), .int(attempted ? 1 : 0), .integer(id)])
     }
 
+    /// When the newest frame to this contact was queued (seconds), if any.
+    public func newestCreatedAt(contact: [UInt8]) throws -> Int64? {
+        try transaction.connection().queryFirst("SELECT MAX(created_at) FROM dm_outbox WHERE contact = ?", [.blob(contact)]) {
+            $0.isNull(0) ? nil : $0.int64(0)
+        } ?? nil
+    }
+
     /// Frames handed to a transport long ago are of no further use.
     public func prune(sentBefore time: Int64) throws {
         try transaction.connection().execute("DELETE FROM dm_outbox WHERE state != 'pending' AND created_at < ?", [.integer(time)])
