@@ -85,4 +85,35 @@ final class CLIDirectMessageTests: XCTestCase {
         XCTAssertEqual((try alice.ok(["contact", "remove", "Bobby"])["contact"] as? [String: Any])?["name"] as? String, "Bobby")
         XCTAssertEqual((try alice.ok(["contact", "list"])["contacts"] as? [Any])?.count, 0)
     }
+
+    /// `burrow run` answers a handshake and prints the message as a `dm` line, live, with no
+    /// sync on its side; Alice's `dm send` completes the handshake within its timeout.
+    func testRunAnswersHandshakesAndPrintsDMsLive() async throws {
+        let pass = root.appendingPathComponent("pass").path
+        let alice = try BurrowHome.create(in: root, name: "alice", relay: relay.url, passphraseFile: pass)
+        let bob = try BurrowHome.create(in: root, name: "bob", relay: relay.url, passphraseFile: pass)
+        let aliceCard = try XCTUnwrap(try alice.ok(["contact", "card", "--nickname", "Alice"])["card"] as? String)
+        let bobCard = try XCTUnwrap(try bob.ok(["contact", "card", "--nickname", "Bob"])["card"] as? String)
+        _ = try alice.ok(["contact", "add", bobCard])
+        _ = try bob.ok(["contact", "add", aliceCard])
+
+        let run = try PeerProcess(executable: BurrowProcess.binary, arguments: [
+            "run", "--home", bob.path, "--passphrase-file", pass, "--json", "--timeout", "5"])
+        defer { run.stop() }
+        _ = try await run.waitForLine(prefix: #"{"type":"ready""#, timeout: .seconds(30))
+
+        let sent = try XCTUnwrap(try alice.ok(["dm", "send", "Bob", "live DM", "--timeout", "15"])["message"] as? [String: Any])
+        XCTAssertEqual(sent["status"] as? String, "sent", "the handshake completed within the timeout")
+        let line = try await run.waitForLine(containing: #""type":"dm""#, timeout: .seconds(20))
+        let message = try XCTUnwrap(try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any])
+        XCTAssertEqual(message["text"] as? String, "live DM")
+        XCTAssertEqual(message["contact"] as? String, "Alice")
+        XCTAssertEqual(message["direction"] as? String, "in")
+        XCTAssertEqual(message["id"] as? String, sent["id"] as? String)
+        // Commands reach the running node: Bob answers through it.
+        _ = try bob.ok(["dm", "send", "Alice", "got it"])
+        _ = try alice.ok(["sync"])
+        let atAlice = try XCTUnwrap(try alice.ok(["dm", "read", "Bob"])["messages"] as? [[String: Any]])
+        XCTAssertEqual(atAlice.compactMap { $0["text"] as? String }, ["live DM", "got it"])
+    }
 }

@@ -88,18 +88,27 @@ public final class PeerProcess: @unchecked Sendable {
 
     /// Waits until the process prints a line starting with `prefix` and returns that line.
     public func waitForLine(prefix: String, timeout: Duration) async throws -> String {
+        try await waitForLine(where: { $0.hasPrefix(prefix) }, described: "starting with \(prefix)", timeout: timeout)
+    }
+
+    /// Waits until the process prints a line containing `text` and returns that line.
+    public func waitForLine(containing text: String, timeout: Duration) async throws -> String {
+        try await waitForLine(where: { $0.contains(text) }, described: "containing \(text)", timeout: timeout)
+    }
+
+    private func waitForLine(where matches: (String) -> Bool, described: String, timeout: Duration) async throws -> String {
         let deadline = ContinuousClock.now + timeout
         while ContinuousClock.now < deadline {
-            if let line = lines.first(where: { $0.hasPrefix(prefix) }) { return line }
+            if let line = lines.first(where: matches) { return line }
             if !process.isRunning {
                 // Let the reader drain what was printed just before exit.
                 try? await Task.sleep(for: .milliseconds(50))
-                if let line = lines.first(where: { $0.hasPrefix(prefix) }) { return line }
+                if let line = lines.first(where: matches) { return line }
                 throw Failure.exitedEarly(status: process.terminationStatus, output: standardError)
             }
             try await Task.sleep(for: .milliseconds(20))
         }
-        throw Failure.notReady("no line starting with \(prefix) within \(timeout); stderr: \(standardError)")
+        throw Failure.notReady("no line \(described) within \(timeout); stderr: \(standardError)")
     }
 
     /// Kills the process at once (SIGKILL), like a crash or power loss would.
