@@ -92,10 +92,7 @@ final class CLIDirectMessageTests: XCTestCase {
         let pass = root.appendingPathComponent("pass").path
         let alice = try BurrowHome.create(in: root, name: "alice", relay: relay.url, passphraseFile: pass)
         let bob = try BurrowHome.create(in: root, name: "bob", relay: relay.url, passphraseFile: pass)
-        let aliceCard = try XCTUnwrap(try alice.ok(["contact", "card", "--nickname", "Alice"])["card"] as? String)
-        let bobCard = try XCTUnwrap(try bob.ok(["contact", "card", "--nickname", "Bob"])["card"] as? String)
-        _ = try alice.ok(["contact", "add", bobCard])
-        _ = try bob.ok(["contact", "add", aliceCard])
+        try alice.exchangeCards(with: bob, nicknames: ("Alice", "Bob"))
 
         let run = try PeerProcess(executable: BurrowProcess.binary, arguments: [
             "run", "--home", bob.path, "--passphrase-file", pass, "--json", "--timeout", "5"])

@@ -26,10 +26,7 @@ final class DMCrashSafetyTests: XCTestCase {
         let pass = root.appendingPathComponent("pass").path
         let alice = try BurrowHome.create(in: root, name: "alice", relay: relay.url, passphraseFile: pass)
         let bob = try BurrowHome.create(in: root, name: "bob", relay: relay.url, passphraseFile: pass)
-        let aliceCard = try XCTUnwrap(try alice.ok(["contact", "card", "--nickname", "Alice"])["card"] as? String)
-        let bobCard = try XCTUnwrap(try bob.ok(["contact", "card", "--nickname", "Bob"])["card"] as? String)
-        _ = try alice.ok(["contact", "add", bobCard])
-        _ = try bob.ok(["contact", "add", aliceCard])
+        try alice.exchangeCards(with: bob, nicknames: ("Alice", "Bob"))
 
         var fired: [String: Int] = [:]
         func crash(_ home: BurrowHome, _ args: [String], at failpoint: String) throws {

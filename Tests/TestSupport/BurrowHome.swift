@@ -49,6 +49,14 @@ public struct BurrowHome: Sendable {
     }
 
     /// Runs and returns the error code of a failure (nil when it succeeded).
+    /// Makes both homes' DM cards (with these nicknames) and adds each to the other.
+    public func exchangeCards(with other: BurrowHome, nicknames: (String, String)) throws {
+        let mine = try ok(["contact", "card", "--nickname", nicknames.0])["card"] as? String ?? ""
+        let theirs = try other.ok(["contact", "card", "--nickname", nicknames.1])["card"] as? String ?? ""
+        _ = try ok(["contact", "add", theirs])
+        _ = try other.ok(["contact", "add", mine])
+    }
+
     public func errorCode(_ args: [String]) throws -> String? {
         let result = try run(args)
         guard result.status != 0 else { return nil }
