@@ -102,7 +102,7 @@ let package = Package(
         .target(
             name: "Node",
             dependencies: [
-                "Nostr", "MLS", "Marmot", "Pigeon", "RelayClient", "Store", .product(name: "Logging", package: "swift-log"),
+                "Nostr", "MLS", "Marmot", "Pigeon", "Mesh", "MeshLinks", "RelayClient", "Store", .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOCore", package: "swift-nio"), .product(name: "NIOPosix", package: "swift-nio"),
             ],
             swiftSettings: swift6
@@ -117,7 +117,7 @@ let package = Package(
         .target(
             name: "BurrowCLI",
             dependencies: [
-                "Node", "Conformance", "QRCode", "Marmot", "MLS", "Nostr", "Pigeon", "RelayServer",
+                "Node", "Conformance", "QRCode", "Marmot", "MLS", "Nostr", "Pigeon", "Mesh", "RelayServer",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             swiftSettings: swift6

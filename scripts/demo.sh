@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # `make demo`: a family's day on one machine with the real `burrow` program and the embedded
 # relay. Three homes (two parents, one child) form a group, share locations, chat; the child
-# leaves and the parents' nodes complete the removal. Prints a transcript, writes the map of
+# leaves and the parents' nodes complete the removal. Then, with no relay running, a fourth home
+# joins nearby over the UDP loopback radio and chats over the mesh. Prints a transcript, writes the map of
 # everyone's last location to demo-map.svg (git-ignored; DEMO_MAP=path to choose, e.g.
 # DEMO_MAP=Docs/demo-map.svg to refresh the documented one), leaves no process and no home
 # behind. Fails if any step, or `burrow run` itself, fails.
@@ -116,4 +117,69 @@ if [[ "$RUN_STATUS" -ne 0 ]]; then
     exit 1
 fi
 printf '  burrow run exited cleanly; its live log had %s lines\n' "$(wc -l < "$WORK/mum-run.log")"
+
+# The mesh scene: no relay runs any more (the embedded one stopped with Mum's node). Gran's new
+# phone joins "nearby" over the UDP loopback radio (mesh.md 11.2: one datagram per frame, 185-byte
+# links, so the welcome crosses in fragments), then Mum and Gran chat hop by hop.
+MUM_PORT="${DEMO_MESH_PORT:-7811}"
+GRAN_PORT=$((MUM_PORT + 1))
+say "Offline now: no relay runs. Gran's new phone joins the family nearby, over the UDP radio"
+printf '  gran %s\n' "$(bj gran init --kdf-memory-mib 16 | field '["pubkey"]')"
+GRAN="$(bj gran whoami | field '["pubkey"]')"
+step "invite nearby Family --mesh udp:$MUM_PORT,$GRAN_PORT   (mum, an admin)"
+"$BIN" --home "$WORK/mum" --passphrase-file "$WORK/pass" --timeout 2 invite nearby Family --expires 120 \
+    --mesh "udp:$MUM_PORT,$GRAN_PORT" --json > "$WORK/mum-invite.log" 2>"$WORK/mum-invite.err" < /dev/null &
+INVITE_PID=$!
+RUN_PID=$INVITE_PID
+for _ in $(seq 1 100); do
+    grep -q '"type":"invite_open"' "$WORK/mum-invite.log" 2>/dev/null && break
+    kill -0 "$INVITE_PID" 2>/dev/null || { cat "$WORK/mum-invite.err" >&2; exit 1; }
+    sleep 0.1
+done
+OPEN="$(grep '"type":"invite_open"' "$WORK/mum-invite.log")"
+CODE="$(printf '%s' "$OPEN" | field '["code"]')"
+INVITE="$(printf '%s' "$OPEN" | field '["invite_id"]')"
+printf '  Mum'"'"'s screen shows the code %s (beacon %s… every 2 s)\n' "$CODE" "${INVITE:0:8}"
+step "join nearby --list --mesh udp:$GRAN_PORT,$MUM_PORT   (gran)"
+bj gran join nearby --list --wait 4 --mesh "udp:$GRAN_PORT,$MUM_PORT" \
+    | python3 -c 'import json,sys; [print("  heard: %s from %s…, %d hop(s), %d attempts left" % (i["name"], i["inviter_npub"][:16], i["hops"], i["attempts_left"])) for i in json.load(sys.stdin)["invites"]]'
+printf '%s\n' "$CODE" > "$WORK/code"
+step "join nearby --invite ${INVITE:0:8} --code-file code --mesh udp:$GRAN_PORT,$MUM_PORT   (gran types the code)"
+JOINED="$(bj gran join nearby --invite "${INVITE:0:8}" --code-file "$WORK/code" --mesh "udp:$GRAN_PORT,$MUM_PORT")"
+printf '  gran: joined %s at epoch %s (CPace on the code, KeyPackage and welcome sealed, carried by the UDP radio)\n' \
+    "$(printf '%s' "$JOINED" | field '["group"]["name"]')" "$(printf '%s' "$JOINED" | field '["group"]["epoch"]')"
+wait "$INVITE_PID"
+RUN_PID=""
+DONE="$(grep '"type":"joined"' "$WORK/mum-invite.log")"
+printf '  mum: %s joined, confirmed %s; the add commit waits in her outbox for a relay\n' \
+    "$(printf '%s' "$DONE" | field '["member"]' | sed "s/$GRAN/gran/")" "$(printf '%s' "$DONE" | field '["confirmed"]')"
+
+say "Mum and Gran chat over the mesh, still with no relay"
+"$BIN" --home "$WORK/mum" --passphrase-file "$WORK/pass" --timeout 2 run --json --no-embedded-relay \
+    --mesh "udp:$MUM_PORT,$GRAN_PORT" > "$WORK/mum-mesh.log" 2>"$WORK/mum-mesh.err" < /dev/null &
+RUN_PID=$!
+"$BIN" --home "$WORK/gran" --passphrase-file "$WORK/pass" --timeout 2 run --json --no-embedded-relay \
+    --mesh "udp:$GRAN_PORT,$MUM_PORT" > "$WORK/gran-mesh.log" 2>"$WORK/gran-mesh.err" < /dev/null &
+GRAN_PID=$!
+for log in mum-mesh gran-mesh; do
+    for _ in $(seq 1 100); do grep -q '"type":"mesh"' "$WORK/$log.log" 2>/dev/null && break; sleep 0.1; done
+    grep -q '"type":"mesh"' "$WORK/$log.log" || { cat "$WORK/$log.err" >&2; kill "$GRAN_PID"; exit 1; }
+done
+step 'chat Family "Gran is here!"   (gran)'
+bj gran chat Family "Gran is here!" > /dev/null
+step 'chat Family "Welcome, Gran"   (mum)'
+bj mum chat Family "Welcome, Gran" > /dev/null
+for _ in $(seq 1 100); do grep -q 'Welcome, Gran' "$WORK/gran-mesh.log" && grep -q 'Gran is here' "$WORK/mum-mesh.log" && break; sleep 0.1; done
+printf '  mum heard:  %s\n' "$(grep 'Gran is here' "$WORK/mum-mesh.log" | field '["text"]')"
+printf '  gran heard: %s\n' "$(grep 'Welcome, Gran' "$WORK/gran-mesh.log" | field '["text"]')"
+bj mum mesh status | python3 -c '
+import json,sys
+m=json.load(sys.stdin)["mesh"]; c=m["counters"]
+print("  carried by: the %s radio, port %s, mesh id %s; %d frames in, %d out, %d packets delivered" % (m["transport"], m["port"], m["mesh_id"], c["frames_in"], c["frames_out"], c["delivered"]))
+for l in m["links"]: print("    link %s (%s, MTU %s) to %s" % (l["link"], l["role"], l["mtu"], l["peer_id"]))'
+printf '  relays carried nothing: none was running\n'
+kill -TERM "$GRAN_PID" "$RUN_PID"
+wait "$GRAN_PID" || { echo "gran's burrow run failed" >&2; cat "$WORK/gran-mesh.err" >&2; exit 1; }
+wait "$RUN_PID" || { echo "mum's burrow run failed" >&2; cat "$WORK/mum-mesh.err" >&2; exit 1; }
+RUN_PID=""
 printf '\nDone: no process left running; the homes are deleted.\n'

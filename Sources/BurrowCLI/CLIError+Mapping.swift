@@ -1,5 +1,6 @@
 import MLS
 import Marmot
+import Mesh
 import Node
 import RelayClient
 import Nostr
@@ -55,6 +56,15 @@ extension CLIError {
             case .controlNotAnswering: return CLIError(.busy, "\(error)")
             case .controlSocketUnavailable, .controlFrameTooLarge, .controlFrameTruncated, .controlFrameMalformed:
                 return CLIError(.internal, "\(error)")
+            }
+        case let error as MeshNodeError:
+            switch error {
+            case .noAdapter(let m): return CLIError(.no_adapter, m)
+            case .bluetoothDenied(let m): return CLIError(.bluetooth_denied, m)
+            case .meshOff(let m): return CLIError(.mesh_off, m)
+            case .portInUse(let m): return CLIError(.mesh_port_in_use, m)
+            case .noInvites(let m): return CLIError(.no_invites, m)
+            case .join(let code, let m): return CLIError(Code(rawValue: code) ?? .join_failed, m)
             }
         case let error as MarmotError:
             switch error {

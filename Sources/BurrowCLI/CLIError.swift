@@ -8,6 +8,8 @@ struct CLIError: Error {
         case relay_rejected, relay_unreachable, timeout, `internal`
         case unknown_contact, ambiguous_contact, bad_card, bad_signature, card_outdated, safety_number_mismatch
         case message_too_large, no_route
+        case no_adapter, bluetooth_denied, mesh_off, mesh_port_in_use, no_invites, invite_expired, wrong_code
+        case too_many_attempts, invite_closed, invite_busy, key_package_invalid, join_refused, join_failed
     }
 
     let code: Code

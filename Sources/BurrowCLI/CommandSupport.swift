@@ -10,7 +10,10 @@ struct CommandOutput {
 
 /// Every leaf command: parses `GlobalOptions`, does its work in `execute`, and leaves printing,
 /// error mapping and exit codes to one place.
-protocol BurrowCommand: AsyncRunnable {
+/// A command `burrow run` may execute for another process (everything but `run` itself).
+protocol ForwardableCommand: AsyncRunnable {}
+
+protocol BurrowCommand: ForwardableCommand {
     var globals: GlobalOptions { get }
     func execute() async throws -> CommandOutput
 }

@@ -52,7 +52,7 @@ enum Forwarding {
                 }
                 return 2
             }
-            guard var command = parsed as? any BurrowCommand else {
+            guard var command = parsed as? any ForwardableCommand else {
                 Console.report(CLIError(.busy, "`burrow run` owns this home; this command cannot run inside it"), json: json)
                 return 1
             }

@@ -20,3 +20,9 @@ public protocol MeshTransport: Sendable {
     func send(_ frame: [UInt8], on link: LinkID) async throws
     func stop() async
 }
+
+/// A transport whose links have roles (`burrow mesh status`'s `role`): BlueZ has central
+/// connections and the peripheral's notify link; every UDP link is `udp`.
+public protocol LinkRoleReporting {
+    func role(of link: LinkID) -> String
+}

@@ -149,3 +149,7 @@ private final class InboundFrames: ChannelInboundHandler, Sendable {
         context.fireChannelInactive()
     }
 }
+
+extension UDPLoopbackTransport: LinkRoleReporting {
+    public func role(of link: LinkID) -> String { "udp" }
+}

@@ -186,6 +186,9 @@ extension BurrowNode {
         public let pending: MarmotGroup.PendingCommitEvent
         /// Where it is to be published.
         public let relays: [String]
+        /// The welcomes' gift wraps, queued behind the commit (a nearby invite also hands its
+        /// one wrap to the joiner over the mesh).
+        public let welcomeWraps: [Event]
     }
 
     /// Makes a commit on the stored group, stores it pending with its welcomes, publishes it,
@@ -211,6 +214,8 @@ extension BurrowNode {
         }
         Failpoint.commitPublished.check()
         let view = try confirmCommit(staged)
+        // Relays hold it, so it is safe to merge everywhere: members on the mesh get it too.
+        await carryOnMesh(staged.pending.event)
         Failpoint.commitMerged.check()
         await flushOutbox(timeout: timeout)
         return view
@@ -257,7 +262,7 @@ extension BurrowNode {
                 try tx.outbox.insert(OutboxEntry(eventID: wrap.id.bytes, mlsGroupID: id.bytes, purpose: .welcome, json: wrap.jsonString,
                                                  relays: wrapURLs, afterEvent: pending.event.id.bytes, createdAt: now))
             }
-            return StagedCommit(mlsGroupID: id, pending: pending, relays: urls)
+            return StagedCommit(mlsGroupID: id, pending: pending, relays: urls, welcomeWraps: wraps.map(\.0))
         }
     }
 

@@ -14,6 +14,12 @@ extension BurrowNode {
     /// publishes a fresh KeyPackage (the used one may be consumed again, but a new one keeps
     /// us invitable) and catches the group up.
     public func acceptInvite(_ idText: String, timeout: Duration) async throws -> GroupView {
+        try await acceptInvite(idText, timeout: timeout, relaysRequired: true)
+    }
+
+    /// `relaysRequired: false` (a nearby join, perhaps with no relay in reach): the group is
+    /// joined whatever the relays say; the KeyPackage and the catch-up wait for the next sync.
+    func acceptInvite(_ idText: String, timeout: Duration, relaysRequired: Bool) async throws -> GroupView {
         let wrapperID = try resolveInvite(idText)
         let id = try store.transaction { tx -> MLSGroupID in
             guard let invite = try tx.invites.get(wrapperID: wrapperID), invite.state == .pending else {
@@ -39,7 +45,9 @@ extension BurrowNode {
             logger.warning("could not publish a fresh KeyPackage after joining", metadata: ["error": "\(Self.describe(error))"])
         }
         var report = SyncReport()
-        try await syncGroups([id], timeout: timeout, report: &report)
+        do { try await syncGroups([id], timeout: timeout, report: &report) } catch where !relaysRequired {
+            logger.info("joined without a relay in reach; the group catches up at the next sync")
+        }
         return try store.transaction { try loadGroup(mlsGroupID: id, in: $0).view }
     }
 

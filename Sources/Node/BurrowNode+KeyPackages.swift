@@ -38,6 +38,27 @@ extension BurrowNode {
     /// private keys are stored before anything is published.
     public func publishKeyPackage(timeout: Duration) async throws -> KeyPackagePublication {
         let urls = try relays()
+        let staged = try stageKeyPackage()
+        Failpoint.keyPackageStored.check()
+        for signed in [staged.keyPackage, staged.legacyKeyPackage, staged.relayList, staged.inboxList] {
+            try await publishAccepted(signed, to: urls, timeout: timeout)
+        }
+        return KeyPackagePublication(keyPackage: staged.keyPackage.id, legacyKeyPackage: staged.legacyKeyPackage.id,
+                                     relayList: staged.relayList.id, inboxList: staged.inboxList.id)
+    }
+
+    /// The signed events of a fresh KeyPackage, its private keys already stored.
+    struct StagedKeyPackage {
+        let keyPackage: Event
+        let legacyKeyPackage: Event
+        let relayList: Event
+        let inboxList: Event
+    }
+
+    /// Makes and stores a fresh KeyPackage without publishing it (a nearby join hands the
+    /// 30443 event to the inviter over the mesh, relays or not).
+    func stageKeyPackage() throws -> StagedKeyPackage {
+        let urls = try relays()
         guard !urls.isEmpty else { throw NodeError.invalidInput("no relays configured: add one with `burrow relay add URL`") }
         let relayURLs = try urls.map(Self.relayURL)
         var rng = SystemRandomNumberGenerator()
@@ -54,11 +75,7 @@ extension BurrowNode {
                 bundle: bundle.tlsSerialized, createdAt: now, notAfter: Self.notAfter(bundle)))
             try tx.settings.set(Settings.lastKeyPackage, String(now))
         }
-        Failpoint.keyPackageStored.check()
-        for signed in [event, legacy, relayList, inbox] {
-            try await publishAccepted(signed, to: urls, timeout: timeout)
-        }
-        return KeyPackagePublication(keyPackage: event.id, legacyKeyPackage: legacy.id, relayList: relayList.id, inboxList: inbox.id)
+        return StagedKeyPackage(keyPackage: event, legacyKeyPackage: legacy, relayList: relayList, inboxList: inbox)
     }
 
     static func notAfter(_ bundle: KeyPackageBundle) -> Int64 {

@@ -1,4 +1,6 @@
 import Foundation
+import Marmot
+import Mesh
 import Nostr
 import RelayClient
 
@@ -23,8 +25,12 @@ public struct LiveOptions: Sendable {
 }
 
 extension BurrowNode {
+    /// Group events relays gave us within this many seconds are passed on to the mesh.
+    static let meshBridgeWindow: Int64 = 3600
+
     private enum LiveInput: Sendable {
         case event(Event)
+        case mesh(MeshDelivery)
         case tick
     }
 
@@ -71,8 +77,25 @@ extension BurrowNode {
             subscription = (key, pool, task)
         }
 
+        // Mesh deliveries (events, DM frames) join the same queue as the relays'.
+        let meshReader = mesh.map { mesh in
+            Task {
+                for await delivery in mesh.deliveries() {
+                    switch delivery.content {
+                    case .nostrEvent: continuation.yield(.mesh(delivery))
+                    case .dm(let frame):
+                        // Queued at once: a `dm send` holding the mailbox while it waits for a
+                        // handshake answer steps it from there.
+                        self.enqueueMeshDM(frame, from: delivery.packet.sender)
+                        continuation.yield(.mesh(delivery))
+                    case .beacon, .join: break
+                    }
+                }
+            }
+        }
         defer {
             ticker.cancel()
+            meshReader?.cancel()
             continuation.finish()
         }
         try await refreshSubscription()
@@ -82,7 +105,15 @@ extension BurrowNode {
             case .event(let event):
                 let (report, resubscribe) = try await mailbox.run { await self.handleLive(event, timeout: options.timeout) }
                 report.updates.forEach(emit)
+                // Our groups' events from relays within the hour go on to the mesh (8.4).
+                if event.kind == MarmotKind.groupEvent, event.createdAt >= Self.now() - Self.meshBridgeWindow {
+                    await carryOnMesh(event)
+                }
                 if resubscribe { try await refreshSubscription() }
+            case .mesh(let delivery):
+                let report = try await mailbox.run { await self.handleMeshDelivery(delivery, timeout: options.timeout) }
+                report.updates.forEach(emit)
+                try await refreshSubscription()
             case .tick:
                 try await refreshSubscription()
                 if ContinuousClock.now - lastUpkeep >= options.maintenanceInterval {

@@ -11,7 +11,7 @@ public struct SentMessage: Sendable {
 }
 
 /// An event of ours stored and queued in the outbox, not published yet: the store half of
-/// sending, for callers that carry it elsewhere (the relays, later the mesh) or measure it.
+/// sending, for callers that carry it elsewhere (the relays, the mesh) or measure it.
 public struct StagedMessage: Sendable {
     public let event: Event
     public let rumor: Rumor
@@ -23,7 +23,7 @@ public struct StagedMessage: Sendable {
 extension BurrowNode {
     /// Sends a kind-9 chat message with plain text (what White Noise and Whistle both show).
     public func chat(_ groupText: String, text: String, timeout: Duration) async throws -> SentMessage {
-        let id = try await catchUp(groupText, timeout: timeout)
+        let id = try await catchUpIfReachable(groupText, timeout: timeout)
         return try await send(id, rumor: { try InnerEvent.chat(text, author: self.publicKey, createdAt: $0) }, timeout: timeout)
     }
 
@@ -37,7 +37,7 @@ extension BurrowNode {
         if let accuracy, accuracy < 0 || !accuracy.isFinite { throw NodeError.invalidInput("accuracy must be a non-negative number") }
         if let altitude, !altitude.isFinite { throw NodeError.invalidInput("altitude must be a number") }
         let interval = try locationInterval()
-        let id = try await catchUp(groupText, timeout: timeout)
+        let id = try await catchUpIfReachable(groupText, timeout: timeout)
         return try await send(id, rumor: { now in
             let payload = try LocationPayload(latitude: latitude, longitude: longitude, altitude: altitude ?? 0, accuracy: accuracy ?? 0,
                                           timestamp: now, battery: battery, interval: interval)
@@ -56,7 +56,13 @@ extension BurrowNode {
     func send(_ id: MLSGroupID, rumor make: (Int64) throws -> Rumor, timeout: Duration) async throws -> SentMessage {
         let staged = try stageMessage(id, rumor: make)
         Failpoint.messageStored.check()
-        try await publishAccepted(staged.event, to: staged.relays, timeout: timeout)
+        // With the mesh up, the message also goes hop by hop; if no relay takes it now it stays
+        // queued for them, and the send has still left this device.
+        let carried = await carryOnMesh(staged.event)
+        do { try await publishAccepted(staged.event, to: staged.relays, timeout: timeout) } catch where carried {
+            logger.info("no relay took the message; the mesh carried it and it stays queued for the relays")
+            return SentMessage(eventID: staged.event.id, messageID: staged.rumor.id)
+        }
         Failpoint.messagePublished.check()
         try store.transaction { try $0.outbox.setState(eventID: staged.event.id.bytes, .sent) }
         return SentMessage(eventID: staged.event.id, messageID: staged.rumor.id)

@@ -9,7 +9,7 @@ import Synchronization
 /// here; the CLI only parses, resolves the home and passphrase, and prints.
 ///
 /// Identity, relays and plain events here; the Marmot pipeline in the `BurrowNode+…` files;
-/// Pigeon and the mesh attach to this type later.
+/// Pigeon DMs in `DirectMessages/`, the mesh in `Mesh/`.
 ///
 /// Sendable: its own mutable state is behind a `Mutex`, and `store` serializes its
 /// connection. Operations that change state still run one at a time — one command per process,
@@ -24,6 +24,10 @@ public final class BurrowNode: Sendable {
     /// Relay connections kept for the length of a command (or of `run`).
     let pools = PoolCache()
     private let live = Mutex(LiveState())
+    /// The mesh `burrow run --mesh …` (or a nearby-invite command) brought up, if any.
+    let meshSlot = Mutex<MeshService?>(nil)
+    /// DM frames the mesh delivered, waiting for a mailbox job to step them (`drainMeshDMs`).
+    let meshDMQueue = Mutex<[MeshDMFrame]>([])
 
     private struct LiveState {
         /// Live group events that could not be placed yet (`run` retries them as others arrive).

@@ -26,7 +26,9 @@ final class DemoTests: XCTestCase {
         let transcript = String(decoding: data, as: UTF8.self)
         XCTAssertEqual(process.terminationStatus, 0, transcript)
         for line in ["Dad: I'll bring bread.", "Sam: Can I bring a friend?", "Sam asks to leave the group", "kid: left",
-                     "members now: ['mum', 'dad']", "burrow run exited cleanly", "no process left running"] {
+                     "members now: ['mum', 'dad']", "burrow run exited cleanly", "no process left running",
+                     "gran: joined Family", "joined, confirmed True", "mum heard:  Gran is here!", "gran heard: Welcome, Gran",
+                     "carried by: the udp radio", "heard: Family from npub"] {
             XCTAssertTrue(transcript.contains(line), "missing: \(line)\n\(transcript)")
         }
         // The node served the embedded relay, and both parents ended on one epoch.

@@ -110,7 +110,7 @@ struct ContactRemoveCommand: BurrowCommand {
 /// `burrow dm …`.
 struct DMCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
-        commandName: "dm", abstract: "Direct messages (Noise XX + Double Ratchet, over relays).",
+        commandName: "dm", abstract: "Direct messages (Noise XX + Double Ratchet, over relays and the mesh).",
         subcommands: [DMSendCommand.self, DMReadCommand.self]
     )
 }
@@ -124,12 +124,8 @@ struct DMSendCommand: BurrowCommand {
     @Option(help: "auto, nostr or mesh.") var via: String = "auto"
 
     func execute() async throws -> CommandOutput {
-        switch via {
-        case "auto", "nostr": break
-        case "mesh": throw CLIError(.no_route, "the mesh is not running in this home (start `burrow run --mesh …`), so no mesh route reaches \(contact)")
-        default: throw CLIError(.usage, "--via takes auto, nostr or mesh")
-        }
-        let message = try await NodeOpener.with(globals) { try await $0.sendDM(to: contact, text: text, timeout: globals.timeoutDuration) }
+        guard let route = DMVia(rawValue: via) else { throw CLIError(.usage, "--via takes auto, nostr or mesh") }
+        let message = try await NodeOpener.with(globals) { try await $0.sendDM(to: contact, text: text, via: route, timeout: globals.timeoutDuration) }
         return CommandOutput(fields: [("message", DMOutput.message(message))], human: DMOutput.messageText(message))
     }
 }

@@ -1,10 +1,10 @@
 import ArgumentParser
 import Node
 
-/// `burrow invite list|accept|decline`.
+/// `burrow invite list|accept|decline|nearby`.
 struct InviteCommand: AsyncParsableCommand {
-    static let configuration = CommandConfiguration(commandName: "invite", abstract: "Welcomes awaiting consent.",
-                                                    subcommands: [List.self, Accept.self, Decline.self])
+    static let configuration = CommandConfiguration(commandName: "invite", abstract: "Welcomes awaiting consent; nearby invites.",
+                                                    subcommands: [List.self, Accept.self, Decline.self, InviteNearbyCommand.self])
 
     struct List: BurrowCommand {
         static let configuration = CommandConfiguration(commandName: "list", abstract: "Pending invites.")

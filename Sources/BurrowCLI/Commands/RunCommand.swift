@@ -15,12 +15,16 @@ struct RunCommand: AsyncRunnable {
     var maintenanceInterval: Double = 60
     @Option(name: .customLong("relay-data"), help: "Data directory of the embedded relay (default: $XDG_DATA_HOME/burrow-relay).")
     var relayData: String?
+    @Flag(name: .customLong("no-embedded-relay"), help: "Never start the embedded relay (a node that is offline on purpose).")
+    var noEmbeddedRelay = false
+    @OptionGroup var meshOptions: MeshOptions
 
     mutating func runAsync() async throws {
         do {
             guard selfUpdatePeriod >= 0 else { throw CLIError(.invalid_input, "--self-update-period must not be negative") }
             guard maintenanceInterval > 0 else { throw CLIError(.invalid_input, "--maintenance-interval must be positive") }
-            try await serve()
+            let meshSetup = try meshOptions.setup(default: "off")
+            try await serve(meshSetup)
         } catch let exit as ExitCode {
             throw exit
         } catch {
@@ -30,7 +34,7 @@ struct RunCommand: AsyncRunnable {
         }
     }
 
-    private func serve() async throws {
+    private func serve(_ meshSetup: MeshSetup) async throws {
         let home = globals.homeURL
         let node = try NodeOpener.open(globals)
         let mailbox = NodeMailbox()
@@ -48,18 +52,36 @@ struct RunCommand: AsyncRunnable {
             Console.out(json ? MarmotOutput.update(update).serialized : RunCommand.text(update))
         }
         let relay: RunningRelay?
-        do { relay = try await EmbeddedRelay.startIfNeeded(relays: try node.relays(), dataDirectory: relayData) } catch {
+        do { relay = noEmbeddedRelay ? nil : try await EmbeddedRelay.startIfNeeded(relays: try node.relays(), dataDirectory: relayData) } catch {
             await server.close()
             node.close()
             throw error
         }
         emit(.ready(pubkey: node.publicKey.hex, socket: server.socketPath, embeddedRelay: relay?.url))
+        // An explicit mesh that cannot start ends `run` with its error (mesh.md 12).
+        var mesh: MeshService?
+        if !meshSetup.isOff {
+            do { mesh = try await MeshStarter.start(meshSetup, node: node) } catch {
+                await server.close()
+                await relay?.close()
+                node.close()
+                throw error
+            }
+            node.attachMesh(mesh)
+            if let mesh {
+                let up: [(String, JSONOutput)] = [("type", .string("mesh")), ("state", .string("up")), ("transport", .string(mesh.transport.name)),
+                                                  ("mesh_id", .string(mesh.meshID.hex))]
+                Console.out(json ? JSONOutput.object(up).serialized : "mesh up on \(mesh.transport.name) as \(mesh.meshID.hex)")
+            }
+        }
         let options = LiveOptions(timeout: globals.timeoutDuration, selfUpdatePeriod: selfUpdatePeriod,
                                   maintenanceInterval: .milliseconds(Int64(maintenanceInterval * 1000)))
         let live = Task { try await node.runLive(mailbox: mailbox, options: options, emit: emit) }
         let signals = SignalWatcher(signals: [SIGTERM, SIGINT]) { live.cancel() }
         defer { signals.stop() }
         let outcome = await live.result
+        node.attachMesh(nil)
+        await mesh?.stop()
         await server.close()
         await relay?.close()
         await node.closeConnections()

@@ -433,6 +433,10 @@ public struct MeshRouter<Random: RandomNumberGenerator & Sendable>: Sendable {
         return try send(type: .dm, recipient: DMTag.tag(identityKey: identityKey, timestamp: now), payload: frame, now: now, actions: &actions)
     }
 
+    /// Whether the mesh already carried this Nostr event (received or sent, within 24 h): the
+    /// node does not inject an event twice.
+    public func hasSeenEvent(_ id: EventID, now: UInt64) -> Bool { seenEvents.contains(SeenKey(id.bytes), now: now) }
+
     /// A signed Nostr event of a carried kind (445, 1059, 443, 30443).
     @discardableResult
     public mutating func sendEvent(_ event: Event, now: UInt64, actions: inout [MeshAction]) throws(MeshError) -> Packet {

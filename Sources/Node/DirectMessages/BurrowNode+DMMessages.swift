@@ -16,7 +16,10 @@ extension BurrowNode {
     /// `dm send`: on the current session at once; otherwise a handshake is started and the
     /// message waits (`queued`) until it completes — within `timeout` here, else on a later
     /// `sync` or under `run`.
-    public func sendDM(to contactText: String, text: String, timeout: Duration) async throws -> DMView {
+    public func sendDM(to contactText: String, text: String, via: DMVia = .auto, timeout: Duration) async throws -> DMView {
+        if via == .mesh, mesh == nil {
+            throw NodeError.noRoute("the mesh is not running in this home (start `burrow run --mesh …`), so no mesh route reaches \(contactText)")
+        }
         let body = Array(text.utf8)
         guard !body.isEmpty else { throw NodeError.invalidInput("a message needs text") }
         guard body.count <= MessageContent.maximumTextBody else {
@@ -38,18 +41,20 @@ extension BurrowNode {
             return (contact.identityKey, true)
         }
         Failpoint.dmStored.check()
-        await flushDMOutbox(timeout: timeout)
+        await flushDMOutbox(timeout: timeout, via: via)
         if needsHandshake {
             // Wait for the answer (handshake2) within the timeout; the queued message goes on
             // the new session as soon as it is established.
             let deadline = ContinuousClock.now.advanced(by: timeout)
             while ContinuousClock.now < deadline {
                 var report = SyncReport()
-                try? await syncDMInbox(timeout: min(timeout, .seconds(5)), report: &report)
+                // The answer may come by the mesh: `run` queues its frames for us to step here.
+                await drainMeshDMs(report: &report)
+                if via != .mesh { try? await syncDMInbox(timeout: min(timeout, .seconds(5)), report: &report) }
                 if try store.transaction({ tx in try loadPigeon(tx)?.currentSession(with: identity) != nil }) { break }
                 try? await Task.sleep(for: .milliseconds(300))
             }
-            await flushDMOutbox(timeout: timeout)
+            await flushDMOutbox(timeout: timeout, via: via)
         }
         return try store.transaction { tx in
             guard let stored = try tx.dmMessages.get(contact: identity.bytes, direction: .outgoing, msgID: msgID),
@@ -93,30 +98,50 @@ extension BurrowNode {
     }
 
     /// Publishes every pending frame, each in a fresh gift wrap to its recipient's Nostr key,
-    /// to the relays of the contact's card, else its inbox relays (10050), else ours. A frame a
-    /// relay accepted is `sent`; its message too.
-    func flushDMOutbox(timeout: Duration) async {
+    /// to the relays of the contact's card, else its inbox relays (10050), else ours; and, when
+    /// `run` has the mesh up, as a mesh DM to the contact's daily tag (pigeon-dm.md 6.2). A frame
+    /// a relay accepted or the mesh took (it stores and forwards for 24 h) is `sent`; its
+    /// message too.
+    func flushDMOutbox(timeout: Duration, via: DMVia = .auto) async {
         guard let frames = try? store.transaction({ try $0.dmOutbox.pending() }), !frames.isEmpty else { return }
+        let mesh = via == .nostr ? nil : self.mesh
         var routes: [[UInt8]: [String]] = [:]
         for frame in frames {
+            var carried = false
+            if let mesh, let contact = frame.contact {
+                do {
+                    try await mesh.sendDM(frame.frame, toIdentityKey: contact)
+                    carried = true
+                } catch {
+                    logger.debug("DM frame not carried by the mesh", metadata: ["error": "\(Self.describe(error))"])
+                }
+            }
             do {
                 guard let recipient = try? PublicKey(bytes: frame.recipient) else {
-                    _ = try? store.transaction { try $0.dmOutbox.setState(id: frame.id, .failed, attempted: false) }
+                    _ = try? store.transaction { try $0.dmOutbox.setState(id: frame.id, carried ? .sent : .failed, attempted: carried) }
                     continue
                 }
-                let urls: [String]
-                if let known = routes[frame.recipient] {
-                    urls = known
-                } else {
-                    urls = try await dmRoute(to: recipient, contact: frame.contact, timeout: timeout)
-                    routes[frame.recipient] = urls
+                if via != .mesh {
+                    do {
+                        let urls: [String]
+                        if let known = routes[frame.recipient] {
+                            urls = known
+                        } else {
+                            urls = try await dmRoute(to: recipient, contact: frame.contact, timeout: timeout)
+                            routes[frame.recipient] = urls
+                        }
+                        var rng = SystemRandomNumberGenerator()
+                        let now = Self.now()
+                        let rumor = try NostrCarrier.rumor(frame: frame.frame, sender: publicKey, now: now)
+                        let wrap = try GiftWrap.wrap(rumor: rumor, sender: keys, recipient: recipient, now: now, rng: &rng,
+                                                     extraTags: [["expiration", String(NostrCarrier.expiration(for: frame.frame, now: now))]])
+                        try await publishAccepted(wrap, to: urls, timeout: timeout)
+                    } catch where carried {
+                        logger.debug("DM frame left by the mesh only", metadata: ["error": "\(Self.describe(error))"])
+                    }
+                } else if !carried {
+                    throw NodeError.noRoute("the mesh did not take the frame")
                 }
-                var rng = SystemRandomNumberGenerator()
-                let now = Self.now()
-                let rumor = try NostrCarrier.rumor(frame: frame.frame, sender: publicKey, now: now)
-                let wrap = try GiftWrap.wrap(rumor: rumor, sender: keys, recipient: recipient, now: now, rng: &rng,
-                                             extraTags: [["expiration", String(NostrCarrier.expiration(for: frame.frame, now: now))]])
-                try await publishAccepted(wrap, to: urls, timeout: timeout)
                 Failpoint.dmPublished.check()
                 try store.transaction { tx in
                     try tx.dmOutbox.setState(id: frame.id, .sent, attempted: true)
@@ -161,30 +186,53 @@ extension BurrowNode {
     /// One DM frame from a gift wrap sealed by `sender`: stepped through the engine; its state
     /// changes, the message, the replies and the wrap's processed mark commit together.
     func handleDMFrame(_ unwrapped: UnwrappedGift, wrapID: EventID, report: inout SyncReport) throws {
+        let frame: [UInt8]
+        do throws(PigeonError) { frame = try NostrCarrier.frame(from: unwrapped.rumor) } catch {
+            throw DMRefusal(code: error)
+        }
+        _ = try deliverDMFrame(frame, from: .nostr(unwrapped.sender), processedMark: wrapID, report: &report)
+        report.settledDMWraps.append(wrapID)
+    }
+
+    /// Where the replies to a received frame go: back to the Nostr key that sealed its gift wrap
+    /// (through the DM outbox), or straight back to the mesh id that sent its packet (a
+    /// handshake2 cannot be addressed to a DM tag: XX reveals the initiator only in message 3).
+    enum DMReplyRoute {
+        case nostr(PublicKey)
+        case mesh
+    }
+
+    /// The engine step shared by both carriers. Returns the replies for `.mesh` (the caller
+    /// sends them once this transaction has committed); for `.nostr` they are queued.
+    func deliverDMFrame(_ frame: [UInt8], from route: DMReplyRoute, processedMark: EventID?, report: inout SyncReport) throws -> [[UInt8]] {
         let now = Self.nowMilliseconds()
-        let updates = try store.transaction { tx -> [NodeUpdate] in
+        let (updates, meshReplies) = try store.transaction { tx -> ([NodeUpdate], [[UInt8]]) in
             let state = try pigeon(tx)
-            let frame: [UInt8]
-            do throws(PigeonError) { frame = try NostrCarrier.frame(from: unwrapped.rumor) } catch {
-                throw DMRefusal(code: error)
-            }
             var keys = SystemKeySource()
             let delivered: PigeonTransition<DeliverOutput>
             do throws(PigeonError) {
                 delivered = try state.deliver(frame: frame, now: now, keys: &keys)
             } catch {
-                try recoverLostSession(after: error, frame: frame, sender: unwrapped.sender, state: state, now: now, tx)
+                if case .nostr(let sender) = route {
+                    try recoverLostSession(after: error, frame: frame, sender: sender, state: state, now: now, tx)
+                }
                 throw DMRefusal(code: error)
             }
             try save(delivered, tx)
             var current = delivered.state
             let out = delivered.output
             var updates: [NodeUpdate] = []
-            // Replies (handshake2, a repeated handshake3) go back to whoever sealed the frame.
+            var meshReplies: [[UInt8]] = []
+            // Replies (handshake2, a repeated handshake3) go back to whoever sent the frame.
             for reply in out.outputs {
-                let contact = current.contacts.values.first { $0.card.nostrKey == unwrapped.sender }
-                try tx.dmOutbox.insert(recipient: unwrapped.sender.bytes, contact: contact?.identityKey.bytes, frame: reply, msgID: nil,
-                                       at: Self.now())
+                switch route {
+                case .nostr(let sender):
+                    let contact = current.contacts.values.first { $0.card.nostrKey == sender }
+                    try tx.dmOutbox.insert(recipient: sender.bytes, contact: contact?.identityKey.bytes, frame: reply, msgID: nil,
+                                           at: Self.now())
+                case .mesh:
+                    meshReplies.append(reply)
+                }
             }
             if let established = out.established {
                 if out.contactRequest, let contact = current.contacts[established.contact],
@@ -210,14 +258,16 @@ extension BurrowNode {
                     current = sent.state
                 }
             }
-            try tx.processedEvents.mark(eventID: wrapID.bytes, outcome: out.duplicate ? "duplicate DM frame" : "DM frame", at: Self.now())
-            return updates
+            if let processedMark {
+                try tx.processedEvents.mark(eventID: processedMark.bytes, outcome: out.duplicate ? "duplicate DM frame" : "DM frame", at: Self.now())
+            }
+            return (updates, meshReplies)
         }
         Failpoint.dmReceived.check()
         report.processed += 1
         report.updates += updates
-        report.settledDMWraps.append(wrapID)
         for case .dm(let message) in updates where message.direction == "in" { report.messages += 1 }
+        return meshReplies
     }
 
     /// Asks our relays to delete gift wraps whose frames are committed (section 6.3: a kind-5

@@ -1,0 +1,249 @@
+import Foundation
+import MLS
+import Marmot
+import Mesh
+import Nostr
+import RelayClient
+import Store
+
+/// What `invite nearby` reports while the invite is open.
+public enum NearbyInviteProgress: Sendable {
+    /// The beacon is out: the code to show, and when the invite ends (Unix seconds).
+    case open(inviteID: String, code: String, expiresAt: Int64)
+    /// One attempt's progress (`hello`, `request`, `wrong_code`, `timeout`, a refusal code…).
+    case attempt(peer: String, attemptsLeft: Int, result: String)
+}
+
+/// The end of a nearby invite that admitted someone.
+public struct NearbyJoined: Sendable {
+    /// The joiner's Nostr key (hex) and the name it gave, if any.
+    public let member: String
+    public let name: String?
+    public let group: GroupView
+    /// Whether the joiner confirmed with join-done (accepted); false when the welcome went out
+    /// but no confirmation came within 60 s.
+    public let confirmed: Bool
+}
+
+/// A join request refused with the spec's join-error code (10.4).
+struct NearbyRefusal: Error {
+    let code: JoinErrorCode
+    let reason: String
+}
+
+/// Inputs of a nearby session's loop: mesh deliveries and the clock.
+enum NearbyInput: Sendable {
+    case delivery(MeshDelivery)
+    case tick
+}
+
+extension MeshService {
+    /// Deliveries and a 100 ms tick in one stream, for the nearby sessions' loops; the pumping
+    /// tasks end with the returned `stop`.
+    func nearbyInputs() -> (AsyncStream<NearbyInput>, stop: @Sendable () -> Void) {
+        let (stream, continuation) = AsyncStream<NearbyInput>.makeStream(bufferingPolicy: .bufferingNewest(1024))
+        let deliveries = self.deliveries()
+        let pump = Task {
+            for await delivery in deliveries { continuation.yield(.delivery(delivery)) }
+            continuation.finish()
+        }
+        let ticker = Task {
+            while !Task.isCancelled {
+                try? await Task.sleep(for: .milliseconds(100))
+                continuation.yield(.tick)
+            }
+        }
+        return (stream, {
+            pump.cancel()
+            ticker.cancel()
+            continuation.finish()
+        })
+    }
+}
+
+/// The inviter's side of a nearby invite (mesh.md 10.5): the `InviteHost` state machine fed by
+/// the mesh, and the Marmot add when a request opens under the code.
+extension BurrowNode {
+    public static let nearbyExpiryRange = 60...900
+
+    /// Opens a nearby invite to GROUP for `expiresIn` seconds and runs it to its end: someone
+    /// joined (`NearbyJoined`), or the invite closed (`MeshNodeError.join` with the reason).
+    public func hostNearbyInvite(
+        _ groupText: String, expiresIn: Int, mesh: MeshService, timeout: Duration,
+        progress: @escaping @Sendable (NearbyInviteProgress) -> Void
+    ) async throws -> NearbyJoined {
+        guard Self.nearbyExpiryRange.contains(expiresIn) else {
+            throw NodeError.invalidInput("--expires must be \(Self.nearbyExpiryRange.lowerBound)–\(Self.nearbyExpiryRange.upperBound) seconds")
+        }
+        let id = try await catchUpIfReachable(groupText, timeout: timeout)
+        let (groupHex, name) = try store.transaction { tx -> (String, String) in
+            let loaded = try loadGroup(mlsGroupID: id, in: tx)
+            guard loaded.row.state == .active else { throw NodeError.invalidInput("the group is \(loaded.row.state.rawValue)") }
+            guard loaded.group.isAdmin(publicKey) else { throw NodeError.notAdmin("only admins may invite") }
+            return (id.hex, loaded.group.data.name)
+        }
+        var rng = SystemRandomNumberGenerator()
+        let inviteID = (0..<16).map { _ in UInt8.random(in: 0...255, using: &rng) }
+        let auxRand = (0..<32).map { _ in UInt8.random(in: 0...255, using: &rng) }
+        let code = InviteCode.generate(using: &rng)
+        let started = MeshService.now()
+        let expiresAt = started + UInt64(expiresIn) * 1000
+        mesh.setInviteOpen(true)
+        defer { mesh.setInviteOpen(false) }
+        var host: InviteHost
+        do {
+            host = try InviteHost(inviteID: inviteID, code: code, groupID: groupHex, groupName: Self.beaconName(name), expiresAt: expiresAt,
+                                  meshKey: mesh.meshKey, keys: keys, auxRand: auxRand, now: started)
+        } catch {
+            throw NodeError.invalidInput("the group's name cannot go in a beacon")
+        }
+        progress(.open(inviteID: Hex.encode(inviteID), code: InviteCode.display(code), expiresAt: Int64(expiresAt / 1000)))
+
+        let (inputs, stop) = mesh.nearbyInputs()
+        defer { stop() }
+        var admitted: (member: PublicKey, name: String?, group: GroupView)?
+        var confirmed = false
+        var queue = host.tick(now: MeshService.now())
+        for await input in inputs {
+            let now = MeshService.now()
+            switch input {
+            case .tick:
+                queue += host.tick(now: now)
+            case .delivery(let delivery):
+                guard case .join(let message) = delivery.content, message.inviteID == inviteID,
+                      delivery.packet.recipient == host.myID else { continue }
+                queue += host.receive(message, from: delivery.packet.sender, now: now)
+            }
+            while !queue.isEmpty {
+                let action = queue.removeFirst()
+                switch action {
+                case .send(let type, let recipient, let payload):
+                    _ = try? await mesh.send(type: type, recipient: recipient, payload: payload)
+                case .beacon(let payload):
+                    _ = try? await mesh.send(type: .inviteBeacon, recipient: nil, payload: payload)
+                case .attempt(let peer, let left, let result):
+                    progress(.attempt(peer: peer.hex, attemptsLeft: Int(left), result: result))
+                case .joinRequest(let request, let peer):
+                    do {
+                        let (wrap, view) = try await admitNearby(request, to: id, timeout: timeout)
+                        admitted = (request.pubkey, request.name, view)
+                        queue += host.welcome(giftWrap: Array(wrap.jsonString.utf8), to: peer, now: MeshService.now())
+                    } catch let refusal as NearbyRefusal {
+                        logger.info("nearby join request refused", metadata: ["reason": "\(refusal.code.error.rawValue)"])
+                        queue += host.refuse(refusal.code, peer: peer)
+                    } catch {
+                        logger.warning("nearby join failed", metadata: ["error": "\(Self.describe(error))"])
+                        queue += host.refuse(.joinFailed, peer: peer)
+                    }
+                case .joined(_, let status):
+                    confirmed = status == .accepted
+                case .closed(let reason):
+                    if let admitted, reason == nil {
+                        let group = (try? store.transaction { try loadGroup(mlsGroupID: id, in: $0).view }) ?? admitted.group
+                        return NearbyJoined(member: admitted.member.hex, name: admitted.name, group: group, confirmed: confirmed)
+                    }
+                    let code = reason ?? .inviteClosed
+                    throw MeshNodeError.join(code: code.rawValue, message: Self.nearbyMessage(code))
+                }
+            }
+        }
+        throw MeshNodeError.meshOff("the mesh stopped while the invite was open")
+    }
+
+    /// Checks a request that opened under the code and adds its KeyPackage (10.5): online the
+    /// commit is acknowledged by a relay before the welcome leaves; offline it is merged, queued
+    /// for the relays and carried by the mesh. Returns the welcome's gift wrap.
+    func admitNearby(_ request: JoinRequest, to id: MLSGroupID, timeout: Duration) async throws -> (Event, GroupView) {
+        guard request.groupID == id.hex else { throw NearbyRefusal(code: .joinRefused, reason: "the request names another group") }
+        let verified: VerifiedKeyPackageEvent
+        do { verified = try KeyPackageEvent.verify(request.keyPackage, now: Self.now()) } catch {
+            throw NearbyRefusal(code: .keyPackageInvalid, reason: "the KeyPackage is not valid")
+        }
+        guard verified.identity == request.pubkey else {
+            throw NearbyRefusal(code: .keyPackageInvalid, reason: "the KeyPackage is not the requester's")
+        }
+        let current = try store.transaction { try loadGroup(mlsGroupID: id, in: $0) }
+        guard current.group.isAdmin(publicKey) else { throw NearbyRefusal(code: .joinRefused, reason: "we no longer administer the group") }
+        guard !current.group.members.contains(request.pubkey) else {
+            throw NearbyRefusal(code: .joinRefused, reason: "the requester is already a member")
+        }
+        let staged: StagedCommit
+        do {
+            staged = try stageCommit(id, inbox: [:], intent: .add([request.pubkey])) { group, now, rng in
+                try group.addMembers([verified], committer: self.publicKey, now: now, using: &rng)
+            }
+        } catch NodeError.welcomeTooLarge(let reason) {
+            throw NearbyRefusal(code: .welcomeTooLarge, reason: reason)
+        }
+        guard let wrap = staged.welcomeWraps.first else {
+            try clearCommit(staged)
+            throw NearbyRefusal(code: .joinFailed, reason: "the add made no welcome")
+        }
+        let results = (try? await pool(staged.relays).publish(staged.pending.event, timeout: timeout)) ?? []
+        let view: GroupView
+        if results.contains(where: \.accepted) {
+            view = try confirmCommit(staged)
+            await carryOnMesh(staged.pending.event)
+            await flushOutbox(timeout: timeout)
+        } else if !results.isEmpty, results.allSatisfy({ $0.error == nil }) {
+            // Every relay answered no: nobody holds the commit.
+            try clearCommit(staged)
+            throw NearbyRefusal(code: .joinFailed, reason: "every relay refused the commit")
+        } else {
+            view = try mergeOffline(staged)
+            await carryOnMesh(staged.pending.event)
+        }
+        return (wrap, view)
+    }
+
+    /// No relay in reach: the commit is merged (a nearby invite must not wait for one), stays
+    /// owed to the relays as an event to publish as it is, and its welcome waits behind it.
+    func mergeOffline(_ staged: StagedCommit) throws -> GroupView {
+        let view = try confirmCommit(staged)
+        try store.transaction { tx in
+            guard let entry = try tx.outbox.get(eventID: staged.pending.event.id.bytes) else { return }
+            // Merged already: the outbox re-sends it like a message (a pending `commit` entry
+            // would be settled by asking relays, which do not have it).
+            try tx.outbox.insert(OutboxEntry(eventID: entry.eventID, mlsGroupID: entry.mlsGroupID, purpose: .message, json: entry.json,
+                                             relays: entry.relays, createdAt: entry.createdAt, state: .pending))
+        }
+        return view
+    }
+
+    /// `catchUp`, or the stored state when no relay answers and the mesh is up (nearby invites
+    /// and mesh messages work offline; without the mesh an unreachable relay is still an error).
+    func catchUpIfReachable(_ groupText: String, timeout: Duration) async throws -> MLSGroupID {
+        guard mesh != nil else { return try await catchUp(groupText, timeout: timeout) }
+        do { return try await catchUp(groupText, timeout: timeout) } catch let error as NodeError {
+            switch error {
+            case .relayUnreachable, .timeout:
+                logger.info("no relay in reach; using the stored group state")
+                return try groupID(groupText)
+            default: throw error
+            }
+        }
+    }
+
+    /// A group name for a beacon: 1–64 bytes of UTF-8, cut at a character boundary.
+    static func beaconName(_ name: String) -> String {
+        var out = ""
+        for character in name where (out + String(character)).utf8.count <= UnverifiedBeacon.maxNameBytes { out.append(character) }
+        return out.isEmpty ? "group" : out
+    }
+
+    static func nearbyMessage(_ code: MeshError) -> String {
+        switch code {
+        case .inviteExpired: return "the invite expired"
+        case .wrongCode: return "the code did not match"
+        case .tooManyAttempts: return "too many attempts: open a new invite"
+        case .inviteClosed: return "the invite is closed"
+        case .inviteBusy: return "the inviter is busy with other attempts: try again shortly"
+        case .keyPackageInvalid: return "the joiner's KeyPackage is not valid"
+        case .joinRefused: return "the join was refused"
+        case .joinFailed: return "the join failed"
+        case .welcomeTooLarge: return "the welcome is too large for the mesh"
+        case .timeout: return "no answer from the other side in time"
+        default: return "the nearby invite failed: \(code.rawValue)"
+        }
+    }
+}

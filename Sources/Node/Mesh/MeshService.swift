@@ -1,0 +1,241 @@
+import Foundation
+import Logging
+import Mesh
+import MeshLinks
+import Nostr
+import Synchronization
+
+/// The node's mesh: one link layer (`MeshTransport`) and the sans-I/O `MeshRouter`, driven
+/// here. Transport events and the clock go into the router under a lock; the actions it returns
+/// are carried out outside it: frames written to the transport, deliveries handed to every
+/// subscriber (the live loop, an open nearby invite).
+///
+/// Sendable: the router and the subscriber table are behind one `Mutex`; the transport is
+/// Sendable by protocol.
+public final class MeshService: Sendable {
+    public let transport: any MeshTransport
+    public let setup: MeshSetup
+    private let core: Mutex<Core>
+    private let tasks = Mutex<[Task<Void, Never>]>([])
+    private let logger: Logger
+    /// Called with the new mesh id after a key rotation (BlueZ re-registers its advertisement).
+    private let rotated: (@Sendable (MeshID) async -> Void)?
+
+    private struct Core {
+        var router: MeshRouter<SystemRandomNumberGenerator>
+        var subscribers: [UInt64: AsyncStream<MeshDelivery>.Continuation] = [:]
+        var nextSubscriber: UInt64 = 0
+        var stopped = false
+    }
+
+    /// Milliseconds since the epoch: the mesh's clock (packets carry it).
+    static func now() -> UInt64 { UInt64(max(0, Date().timeIntervalSince1970 * 1000)) }
+
+    init(transport: any MeshTransport, setup: MeshSetup, dmIdentityKeys: [[UInt8]], logger: Logger,
+         rotated: (@Sendable (MeshID) async -> Void)? = nil) {
+        var rng = SystemRandomNumberGenerator()
+        let now = Self.now()
+        var configuration = MeshConfiguration()
+        configuration.nickname = setup.nickname
+        var router = MeshRouter(identity: MeshIdentity(now: now, using: &rng), configuration: configuration, now: now, random: rng)
+        router.dmIdentityKeys = dmIdentityKeys
+        self.transport = transport
+        self.setup = setup
+        self.logger = logger
+        self.rotated = rotated
+        core = Mutex(Core(router: router))
+    }
+
+    /// Brings up the link layer `setup` names and starts routing. `mesh_port_in_use`,
+    /// `no_adapter` and `bluetooth_denied` come from here.
+    public static func start(_ setup: MeshSetup, dmIdentityKeys: [[UInt8]], logger: Logger) async throws -> MeshService {
+        switch setup.link {
+        case .off:
+            throw MeshNodeError.meshOff("the mesh is off")
+        case .udp(let port, let peers):
+            let capped = peers.map { UDPPeer(port: $0.port, mtu: min($0.mtu, setup.mtu ?? $0.mtu)) }
+            let transport: UDPLoopbackTransport
+            do { transport = try await UDPLoopbackTransport.start(port: port, peers: capped, impairment: setup.impairment) } catch let error as MeshLinkError {
+                switch error {
+                case .portInUse(let port): throw MeshNodeError.portInUse("UDP port \(port) on 127.0.0.1 is in use: choose another with --mesh udp:PORT,…")
+                case .invalidLink(let what): throw NodeError.invalidInput("--mesh udp: \(what) is not usable")
+                default: throw NodeError.internalError("the UDP radio did not start: \(error)")
+                }
+            }
+            let service = MeshService(transport: transport, setup: setup, dmIdentityKeys: dmIdentityKeys, logger: logger)
+            service.run()
+            return service
+        case .bluez(let adapter):
+            return try await startBlueZ(setup, adapter: adapter, dmIdentityKeys: dmIdentityKeys, logger: logger)
+        }
+    }
+
+    /// The current mesh id (changes every 15 min unless an invite is open).
+    public var meshID: MeshID { core.withLock { $0.router.identity.current.id } }
+
+    /// The current mesh key (an invite beacon binds it).
+    public var meshKey: MeshKey { core.withLock { $0.router.identity.current } }
+
+    /// Holds the mesh key while a nearby invite is open (10.3: the beacon and the exchange name it).
+    public func setInviteOpen(_ open: Bool) { core.withLock { $0.router.inviteOpen = open } }
+
+    /// The Pigeon identity keys whose daily DM tags address this node.
+    public func setDMIdentityKeys(_ keys: [[UInt8]]) { core.withLock { $0.router.dmIdentityKeys = keys } }
+
+    /// Every delivery from now on, until the stream is dropped or the mesh stops.
+    public func deliveries() -> AsyncStream<MeshDelivery> {
+        let (stream, continuation) = AsyncStream<MeshDelivery>.makeStream(bufferingPolicy: .bufferingNewest(1024))
+        let id: UInt64? = core.withLock { core in
+            guard !core.stopped else { return nil }
+            let id = core.nextSubscriber
+            core.nextSubscriber += 1
+            core.subscribers[id] = continuation
+            return id
+        }
+        guard let id else {
+            continuation.finish()
+            return stream
+        }
+        continuation.onTermination = { [weak self] _ in self?.core.withLock { _ = $0.subscribers.removeValue(forKey: id) } }
+        return stream
+    }
+
+    // MARK: Sending
+
+    /// An event of ours, or a group event relays gave us in the last hour (8.4). Other kinds,
+    /// and events the mesh already carried, are skipped.
+    public func sendEvent(_ event: Event) async {
+        guard CarriedEvent.carriedKinds.contains(event.kind) else { return }
+        let actions: [MeshAction] = core.withLock { core in
+            var actions: [MeshAction] = []
+            let now = Self.now()
+            guard !core.stopped, !core.router.hasSeenEvent(event.id, now: now) else { return [] }
+            do { _ = try core.router.sendEvent(event, now: now, actions: &actions) } catch {
+                logger.debug("event not carried by the mesh", metadata: ["reason": "\(error)"])
+            }
+            return actions
+        }
+        await perform(actions)
+    }
+
+    /// A Pigeon frame to whoever holds `identityKey` (its daily DM tag).
+    public func sendDM(_ frame: [UInt8], toIdentityKey identityKey: [UInt8]) async throws {
+        let actions: [MeshAction] = try core.withLock { core in
+            guard !core.stopped else { throw MeshNodeError.meshOff("the mesh stopped") }
+            var actions: [MeshAction] = []
+            _ = try core.router.sendDM(frame, toIdentityKey: identityKey, now: Self.now(), actions: &actions)
+            return actions
+        }
+        await perform(actions)
+    }
+
+    /// A packet of `type` to `recipient` (a mesh id; nil broadcasts): DM replies to a sender
+    /// whose identity is not known yet, and the nearby-invite messages.
+    @discardableResult
+    public func send(type: PacketType, recipient: MeshID?, payload: [UInt8]) async throws -> Packet {
+        let (packet, actions): (Packet, [MeshAction]) = try core.withLock { core in
+            guard !core.stopped else { throw MeshNodeError.meshOff("the mesh stopped") }
+            var actions: [MeshAction] = []
+            let packet = try core.router.send(type: type, recipient: recipient, payload: payload, now: Self.now(), actions: &actions)
+            return (packet, actions)
+        }
+        await perform(actions)
+        return packet
+    }
+
+    // MARK: Status
+
+    public func status() -> MeshStatusView {
+        let transportName = transport.name
+        var place: (String, String)?
+        switch setup.link {
+        case .udp(let port, _): place = ("port", String(port))
+        case .bluez(let adapter): place = ("adapter", adapter ?? "hci0")
+        case .off: place = nil
+        }
+        return core.withLock { core in
+            let router = core.router
+            let roles = transport as? any LinkRoleReporting
+            let links = router.linkStatus.map { link in
+                MeshStatusView.Link(link: link.link.value, role: roles?.role(of: link.link) ?? transportName, mtu: link.mtu, peers: link.peers)
+            }
+            return MeshStatusView(
+                transport: transportName, place: place, meshID: router.identity.current.id.hex, links: links,
+                storedPackets: router.store.count, storedBytes: router.store.bytes, counters: router.counters)
+        }
+    }
+
+    // MARK: Running
+
+    private func run() {
+        let events = Task { [weak self] in
+            guard let stream = self?.transport.events else { return }
+            for await event in stream {
+                guard let self else { return }
+                let actions: [MeshAction] = self.core.withLock { core in
+                    var actions: [MeshAction] = []
+                    let now = Self.now()
+                    switch event {
+                    case .linkUp(let link, let mtu): core.router.linkUp(link, mtu: mtu, now: now)
+                    case .linkDown(let link): core.router.linkDown(link)
+                    case .frame(let link, let frame): _ = core.router.receive(frame, on: link, now: now, actions: &actions)
+                    }
+                    // Due forwards and announces right away rather than at the next timer pass.
+                    if let due = core.router.nextDeadline, due <= now { core.router.tick(now: now, actions: &actions) }
+                    return actions
+                }
+                await self.perform(actions)
+            }
+        }
+        let timer = Task { [weak self] in
+            while !Task.isCancelled {
+                guard let self else { return }
+                let (actions, wait, rotatedTo): ([MeshAction], UInt64, MeshID?) = self.core.withLock { core in
+                    var actions: [MeshAction] = []
+                    let now = Self.now()
+                    let before = core.router.identity.current.id
+                    core.router.tick(now: now, actions: &actions)
+                    let after = core.router.identity.current.id
+                    let next = core.router.nextDeadline ?? (now + 1000)
+                    // Forwards wait 10–80 ms; sleeping at most 20 ms keeps their jitter honest.
+                    return (actions, min(max(next > now ? next - now : 1, 1), 20), before == after ? nil : after)
+                }
+                await self.perform(actions)
+                if let rotatedTo, let rotated = self.rotated { await rotated(rotatedTo) }
+                try? await Task.sleep(for: .milliseconds(Int64(wait)))
+            }
+        }
+        tasks.withLock { $0 = [events, timer] }
+    }
+
+    /// Writes frames and hands deliveries to the subscribers, in the router's order.
+    private func perform(_ actions: [MeshAction]) async {
+        for action in actions {
+            switch action {
+            case .transmit(let link, let frame):
+                do { try await transport.send(frame, on: link) } catch {
+                    logger.debug("mesh frame not written", metadata: ["link": "\(link)", "error": "\(error)"])
+                }
+            case .deliver(let delivery):
+                let subscribers = core.withLock { Array($0.subscribers.values) }
+                for subscriber in subscribers { subscriber.yield(delivery) }
+            }
+        }
+    }
+
+    /// Sends a leave on every link, stops the link layer and ends every delivery stream.
+    public func stop() async {
+        let (actions, subscribers): ([MeshAction], [AsyncStream<MeshDelivery>.Continuation]) = core.withLock { core in
+            guard !core.stopped else { return ([], []) }
+            core.stopped = true
+            var actions: [MeshAction] = []
+            core.router.stop(now: Self.now(), actions: &actions)
+            defer { core.subscribers = [:] }
+            return (actions, Array(core.subscribers.values))
+        }
+        for action in actions { if case .transmit(let link, let frame) = action { try? await transport.send(frame, on: link) } }
+        for task in tasks.withLock({ $0 }) { task.cancel() }
+        await transport.stop()
+        for subscriber in subscribers { subscriber.finish() }
+    }
+}

@@ -1,0 +1,165 @@
+import Foundation
+import TestSupport
+import XCTest
+
+/// The mesh through the real program on the UDP loopback radio (mesh.md 11.2), with no relay
+/// running anywhere: three `burrow` processes in a line, Alice — Bob — Carol, each link's MTU
+/// 100 so every welcome is cut into fragments and reassembled at Bob and again at Carol.
+final class CLIMeshTests: XCTestCase {
+    var root: URL!
+    var pass: String { root.appendingPathComponent("pass").path }
+    /// A relay address nothing listens on: every relay wait fails at once.
+    let deadRelay = "ws://127.0.0.1:9"
+
+    override func setUp() async throws {
+        root = URL(fileURLWithPath: "/tmp").appendingPathComponent("bw-climesh-\(UUID().uuidString.prefix(8))")
+        try FileManager.default.createDirectory(at: root, withIntermediateDirectories: true)
+        try "cli mesh passphrase".write(to: root.appendingPathComponent("pass"), atomically: true, encoding: .utf8)
+    }
+
+    override func tearDown() async throws {
+        try? FileManager.default.removeItem(at: root)
+    }
+
+    private func home(_ name: String) throws -> BurrowHome {
+        let home = BurrowHome(path: root.appendingPathComponent(name).path, passphraseFile: pass, timeout: 2)
+        try home.ok(["init", "--kdf-memory-mib", "8"])
+        try home.ok(["relay", "add", deadRelay])
+        return home
+    }
+
+    private func process(_ home: BurrowHome, _ args: [String]) throws -> PeerProcess {
+        try PeerProcess(executable: BurrowProcess.binary,
+                        arguments: args + ["--home", home.path, "--passphrase-file", pass, "--json", "--timeout", "2"])
+    }
+
+    private func object(_ line: String) throws -> [String: Any] {
+        try XCTUnwrap(try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any], line)
+    }
+
+    func testNearbyInviteCrossesThreeProcessesInALineThenTheGroupChatsOverTheMesh() async throws {
+        let (alice, bob, carol) = (try home("alice"), try home("bob"), try home("carol"))
+        let ports = try UDPPorts.free(3)
+        let (pa, pb, pc) = (ports[0], ports[1], ports[2])
+        let family = try XCTUnwrap(try alice.ok(["group", "create", "Family"])["group"] as? [String: Any])
+        let carolKey = try carol.pubkey
+
+        // Bob only forwards: his radio reaches both, theirs reach only him.
+        let bobRun = try process(bob, ["run", "--mesh", "udp:\(pb),\(pa)/100,\(pc)/100"])
+        defer { bobRun.stop() }
+        _ = try await bobRun.waitForLine(containing: #""type":"mesh""#, timeout: .seconds(30))
+
+        let invite = try process(alice, ["invite", "nearby", "Family", "--expires", "120", "--mesh", "udp:\(pa),\(pb)/100"])
+        defer { invite.stop() }
+        let open = try object(try await invite.waitForLine(containing: #""type":"invite_open""#, timeout: .seconds(30)))
+        let code = try XCTUnwrap(open["code"] as? String)
+        let inviteID = try XCTUnwrap(open["invite_id"] as? String)
+        XCTAssertEqual(code.filter(\.isNumber).count, 6)
+
+        // Carol lists the beacon two hops away, then joins with the code from a file.
+        let listed = try carol.ok(["join", "nearby", "--list", "--wait", "5", "--mesh", "udp:\(pc),\(pb)/100"])
+        let beacons = try XCTUnwrap(listed["invites"] as? [[String: Any]])
+        let beacon = try XCTUnwrap(beacons.first { $0["invite_id"] as? String == inviteID }, "\(listed)")
+        XCTAssertEqual(beacon["name"] as? String, "Family")
+        XCTAssertEqual(beacon["inviter"] as? String, try alice.pubkey)
+        XCTAssertEqual(beacon["hops"] as? Int, 2)
+        let codeFile = root.appendingPathComponent("code").path
+        try code.write(toFile: codeFile, atomically: true, encoding: .utf8)
+        let joined = try carol.ok(["join", "nearby", "--invite", String(inviteID.prefix(8)), "--code-file", codeFile,
+                                   "--mesh", "udp:\(pc),\(pb)/100"])
+        let group = try XCTUnwrap(joined["group"] as? [String: Any])
+        XCTAssertEqual(group["name"] as? String, "Family")
+        XCTAssertEqual(group["mls_group_id"] as? String, family["mls_group_id"] as? String)
+        XCTAssertEqual(group["state"] as? String, "active")
+        XCTAssertEqual(joined["inviter"] as? String, try alice.pubkey)
+
+        let done = try object(try await invite.waitForLine(containing: #""type":"joined""#, timeout: .seconds(30)))
+        XCTAssertEqual(done["member"] as? String, carolKey)
+        XCTAssertEqual(done["confirmed"] as? Bool, true, "Carol's join-done reached Alice")
+        let members = try XCTUnwrap((done["group"] as? [String: Any])?["members"] as? [String])
+        XCTAssertTrue(members.contains(carolKey))
+        XCTAssertTrue(invite.lines.contains { $0.contains(#""result":"request""#) }, "\(invite.lines)")
+
+        // Bob carried it: reassembled and re-fragmented the welcome (tens of 100-byte frames).
+        let status = try XCTUnwrap(try bob.ok(["mesh", "status"])["mesh"] as? [String: Any])
+        XCTAssertEqual(status["transport"] as? String, "udp")
+        XCTAssertEqual(status["port"] as? Int, pb)
+        let counters = try XCTUnwrap(status["counters"] as? [String: Any])
+        XCTAssertGreaterThan(counters["forwarded"] as? Int ?? 0, 5)
+        XCTAssertGreaterThan(counters["frames_in"] as? Int ?? 0, 40, "\(counters)")
+        XCTAssertEqual((status["links"] as? [[String: Any]])?.count, 2)
+
+        // Then the family talks over the mesh, no relay anywhere; Alice and Carol also DM.
+        invite.stop()
+        try alice.exchangeCards(with: carol, nicknames: ("Alice", "Carol"))
+        let aliceRun = try process(alice, ["run", "--mesh", "udp:\(pa),\(pb)/100"])
+        defer { aliceRun.stop() }
+        let carolRun = try process(carol, ["run", "--mesh", "udp:\(pc),\(pb)/100"])
+        defer { carolRun.stop() }
+        _ = try await aliceRun.waitForLine(containing: #""type":"mesh""#, timeout: .seconds(30))
+        _ = try await carolRun.waitForLine(containing: #""type":"mesh""#, timeout: .seconds(30))
+        let sent = try alice.ok(["chat", "Family", "hello over the mesh"])
+        XCTAssertNotNil(sent["event_id"] as? String)
+        let line = try object(try await carolRun.waitForLine(containing: "hello over the mesh", timeout: .seconds(30)))
+        XCTAssertEqual(line["type"] as? String, "message")
+        XCTAssertEqual(line["sender"] as? String, try alice.pubkey)
+        _ = try carol.ok(["chat", "Family", "and back again"])
+        _ = try await aliceRun.waitForLine(containing: "and back again", timeout: .seconds(30))
+
+        // A Pigeon DM over the mesh: the Noise handshake crosses Bob both ways, then the message.
+        let dm = try XCTUnwrap(try alice.ok(["dm", "send", "Carol", "psst, over the mesh", "--via", "mesh", "--timeout", "15"])["message"]
+            as? [String: Any])
+        XCTAssertEqual(dm["status"] as? String, "sent", "\(dm)")
+        let received = try object(try await carolRun.waitForLine(containing: "psst, over the mesh", timeout: .seconds(30)))
+        XCTAssertEqual(received["type"] as? String, "dm")
+        XCTAssertEqual(received["contact"] as? String, "Alice")
+    }
+
+    func testMeshOptionsAndErrors() throws {
+        let alice = try home("alice")
+        XCTAssertEqual(try alice.errorCode(["mesh", "status"]), "mesh_off", "no run, no mesh")
+        XCTAssertEqual(try alice.errorCode(["run", "--mesh", "udp:70000,7001"]), "invalid_input")
+        XCTAssertEqual(try alice.errorCode(["run", "--mesh", "udp:7000"]), "invalid_input")
+        XCTAssertEqual(try alice.errorCode(["run", "--mesh", "carrier-pigeon"]), "invalid_input")
+        XCTAssertEqual(try alice.errorCode(["run", "--mesh", "bluez", "--mesh-impair", "loss=0.1"]), "invalid_input")
+        XCTAssertEqual(try alice.errorCode(["invite", "nearby", "Nope", "--mesh", "off"]), "mesh_off")
+        XCTAssertEqual(try alice.errorCode(["dm", "send", "Nobody", "hi", "--via", "mesh"]), "no_route")
+        // A port someone holds: mesh_port_in_use, and `run` ends with it.
+        let holder = socket(AF_INET, Int32(SOCK_DGRAM.rawValue), 0)
+        defer { close(holder) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        address.sin_port = 0
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        _ = withUnsafePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(holder, $0, length) } }
+        _ = withUnsafeMutablePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(holder, $0, &length) } }
+        let taken = Int(UInt16(bigEndian: address.sin_port))
+        XCTAssertEqual(try alice.errorCode(["run", "--mesh", "udp:\(taken),\(taken + 1)"]), "mesh_port_in_use")
+        XCTAssertFalse(alice.isLockHeld)
+    }
+}
+
+/// Free UDP ports on 127.0.0.1 (bound to port 0 and released; the kernel hands out new ones
+/// in turn, so a just-released port is not reused at once).
+enum UDPPorts {
+    static func free(_ count: Int) throws -> [Int] {
+        var ports: [Int] = []
+        var sockets: [Int32] = []
+        defer { sockets.forEach { close($0) } }
+        for _ in 0..<count {
+            let fd = socket(AF_INET, Int32(SOCK_DGRAM.rawValue), 0)
+            guard fd >= 0 else { throw POSIXError(.EMFILE) }
+            sockets.append(fd)
+            var address = sockaddr_in()
+            address.sin_family = sa_family_t(AF_INET)
+            address.sin_addr.s_addr = inet_addr("127.0.0.1")
+            var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+            guard withUnsafePointer(to: &address, { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, length) } }) == 0,
+                  withUnsafeMutablePointer(to: &address, { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) } }) == 0
+            else { throw POSIXError(.EADDRINUSE) }
+            ports.append(Int(UInt16(bigEndian: address.sin_port)))
+        }
+        return ports
+    }
+}
