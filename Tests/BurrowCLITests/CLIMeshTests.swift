@@ -43,6 +43,7 @@ final class CLIMeshTests: XCTestCase {
         let (pa, pb, pc) = (ports[0], ports[1], ports[2])
         let family = try XCTUnwrap(try alice.ok(["group", "create", "Family"])["group"] as? [String: Any])
         let carolKey = try carol.pubkey
+        let aliceKey = try alice.pubkey
 
         // Bob only forwards: his radio reaches both, theirs reach only him.
         let bobRun = try process(bob, ["run", "--mesh", "udp:\(pb),\(pa)/100,\(pc)/100"])
@@ -61,7 +62,7 @@ final class CLIMeshTests: XCTestCase {
         let beacons = try XCTUnwrap(listed["invites"] as? [[String: Any]])
         let beacon = try XCTUnwrap(beacons.first { $0["invite_id"] as? String == inviteID }, "\(listed)")
         XCTAssertEqual(beacon["name"] as? String, "Family")
-        XCTAssertEqual(beacon["inviter"] as? String, try alice.pubkey)
+        XCTAssertEqual(beacon["inviter"] as? String, aliceKey)
         XCTAssertEqual(beacon["hops"] as? Int, 2)
         let codeFile = root.appendingPathComponent("code").path
         try code.write(toFile: codeFile, atomically: true, encoding: .utf8)
@@ -71,7 +72,7 @@ final class CLIMeshTests: XCTestCase {
         XCTAssertEqual(group["name"] as? String, "Family")
         XCTAssertEqual(group["mls_group_id"] as? String, family["mls_group_id"] as? String)
         XCTAssertEqual(group["state"] as? String, "active")
-        XCTAssertEqual(joined["inviter"] as? String, try alice.pubkey)
+        XCTAssertEqual(joined["inviter"] as? String, aliceKey)
 
         let done = try object(try await invite.waitForLine(containing: #""type":"joined""#, timeout: .seconds(30)))
         XCTAssertEqual(done["member"] as? String, carolKey)
@@ -102,7 +103,7 @@ final class CLIMeshTests: XCTestCase {
         XCTAssertNotNil(sent["event_id"] as? String)
         let line = try object(try await carolRun.waitForLine(containing: "hello over the mesh", timeout: .seconds(30)))
         XCTAssertEqual(line["type"] as? String, "message")
-        XCTAssertEqual(line["sender"] as? String, try alice.pubkey)
+        XCTAssertEqual(line["sender"] as? String, aliceKey)
         _ = try carol.ok(["chat", "Family", "and back again"])
         _ = try await aliceRun.waitForLine(containing: "and back again", timeout: .seconds(30))
 
@@ -135,7 +136,12 @@ final class CLIMeshTests: XCTestCase {
         _ = withUnsafePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(holder, $0, length) } }
         _ = withUnsafeMutablePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(holder, $0, &length) } }
         let taken = Int(UInt16(bigEndian: address.sin_port))
-        XCTAssertEqual(try alice.errorCode(["run", "--mesh", "udp:\(taken),\(taken + 1)"]), "mesh_port_in_use")
+        // `ready` comes first, then the error document ends `run`.
+        let ended = try alice.run(["run", "--mesh", "udp:\(taken),\(taken + 1)"])
+        XCTAssertEqual(ended.status, 1)
+        let last = try XCTUnwrap(ended.stdout.split(separator: "\n").last.map(String.init))
+        let document = try object(last)
+        XCTAssertEqual((document["error"] as? [String: Any])?["code"] as? String, "mesh_port_in_use", ended.stdout)
         XCTAssertFalse(alice.isLockHeld)
     }
 }

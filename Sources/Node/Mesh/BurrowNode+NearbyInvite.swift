@@ -214,13 +214,23 @@ extension BurrowNode {
     /// and mesh messages work offline; without the mesh an unreachable relay is still an error).
     func catchUpIfReachable(_ groupText: String, timeout: Duration) async throws -> MLSGroupID {
         guard mesh != nil else { return try await catchUp(groupText, timeout: timeout) }
-        do { return try await catchUp(groupText, timeout: timeout) } catch let error as NodeError {
+        do { return try await catchUp(groupText, timeout: timeout) } catch {
+            guard Self.isRelayOutage(error) else { throw error }
+            logger.info("no relay in reach; using the stored group state")
+            return try groupID(groupText)
+        }
+    }
+
+    /// Whether `error` only says the relays could not be reached (not that one refused).
+    static func isRelayOutage(_ error: Error) -> Bool {
+        switch error {
+        case NodeError.relayUnreachable, NodeError.timeout: return true
+        case let error as RelayClientError:
             switch error {
-            case .relayUnreachable, .timeout:
-                logger.info("no relay in reach; using the stored group state")
-                return try groupID(groupText)
-            default: throw error
+            case .unreachable, .timeout, .connectionClosed, .tlsFailed, .noRelayAnswered: return true
+            default: return false
             }
+        default: return false
         }
     }
 
