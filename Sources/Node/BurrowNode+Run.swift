@@ -72,6 +72,8 @@ extension BurrowNode {
         let now = Self.now()
         // Direct messages: lifetimes, queued messages, unanswered handshakes, unsent frames.
         await advanceDMs(timeout: timeout)
+        // A DM identity made after the mesh started (the first `contact card`) is addressed too.
+        mesh?.setDMIdentityKeys(meshDMIdentityKeys())
         do {
             let newest = try store.transaction { try $0.keyPackages.list().first }
             if newest == nil || newest?.consumedAt != nil || (newest?.notAfter ?? 0) - now < Self.keyPackageRenewalMargin {
