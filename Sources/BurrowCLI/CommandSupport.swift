@@ -55,6 +55,10 @@ extension BurrowCommand {
 /// forwarded command and sends the text back over the control socket.
 final class OutputBuffer: Sendable {
     private let text = Mutex((out: "", err: ""))
+    /// Where `Console.progress` lines go at once (the caller of a forwarded command).
+    let live: (@Sendable (String) -> Void)?
+
+    init(live: (@Sendable (String) -> Void)? = nil) { self.live = live }
 
     func append(_ line: String, error: Bool) {
         text.withLock { if error { $0.err += line } else { $0.out += line } }
@@ -67,6 +71,33 @@ final class OutputBuffer: Sendable {
 
 enum Console {
     @TaskLocal static var capture: OutputBuffer?
+    /// A forwarded command's stdin, read by the process that forwarded it.
+    @TaskLocal static var forwardedStdin: [UInt8]?
+
+    /// A line of output that must reach the user now, not when the command ends (a nearby
+    /// invite's code): straight to stdout, or to a forwarded command's caller as progress.
+    static func progress(_ text: String) {
+        if let capture {
+            if let live = capture.live { return live(text + "\n") }
+            return capture.append(text + "\n", error: false)
+        }
+        FileHandle.standardOutput.write(Data((text + "\n").utf8))
+    }
+
+    /// All of stdin (the forwarding process's, for a forwarded command).
+    static func readAllStdin() -> [UInt8] {
+        if capture != nil { return forwardedStdin ?? [] }
+        return Array(FileHandle.standardInput.readDataToEndOfFile())
+    }
+
+    /// The first line of stdin, without its newline; nil at its end.
+    static func readStdinLine() -> String? {
+        if capture != nil {
+            guard let bytes = forwardedStdin, !bytes.isEmpty else { return nil }
+            return String(decoding: bytes, as: UTF8.self).split(separator: "\n", omittingEmptySubsequences: false).first.map(String.init)
+        }
+        return readLine()
+    }
 
     static func out(_ text: String) {
         if let capture { return capture.append(text + "\n", error: false) }

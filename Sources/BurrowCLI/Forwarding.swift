@@ -15,11 +15,17 @@ enum Forwarding {
     /// or nil when nothing answers on the socket (the caller then reports `busy`).
     static func forward(_ globals: GlobalOptions) async throws -> Int32? {
         let passphrase = try Passphrase.resolve(globals)
-        let request = ControlRequest(args: CommandContext.arguments, passphrase: passphrase)
+        let args = CommandContext.arguments
+        // The node's stdin is not ours: what the command reads from stdin travels with it.
+        let stdin = Arguments.readsStdin(args) ? Array(FileHandle.standardInput.readDataToEndOfFile()) : nil
+        let request = ControlRequest(args: args, passphrase: passphrase, stdin: stdin)
         let response: ControlResponse
         do {
-            // The forwarded command bounds its own relay waits; allow it a long run.
-            response = try await ControlClient.send(request, home: globals.homeURL, timeout: globals.timeoutDuration * 30 + .seconds(30))
+            // The forwarded command bounds its own relay waits; allow it a long run (each piece
+            // of progress it prints restarts this).
+            response = try await ControlClient.send(request, home: globals.homeURL, timeout: globals.timeoutDuration * 30 + .seconds(30)) { text in
+                FileHandle.standardOutput.write(Data(text.utf8))
+            }
         } catch NodeError.controlNotAnswering {
             return nil
         }
@@ -31,9 +37,10 @@ enum Forwarding {
     /// Runs a forwarded command on `node` (the caller holds the node's gate), after checking
     /// its passphrase as opening the store would.
     static func execute(_ request: ControlRequest, node: BurrowNode, home: URL) async -> ControlResponse {
-        let buffer = OutputBuffer()
+        let buffer = OutputBuffer(live: request.progress)
         let json = Arguments.wantsJSON(request.args)
         let status: Int32 = await Console.$capture.withValue(buffer) {
+          await Console.$forwardedStdin.withValue(request.stdin) {
             do {
                 try BurrowStore.verifyPassphrase(home: home, passphrase: request.passphrase)
             } catch {
@@ -65,6 +72,7 @@ enum Forwarding {
                 Console.report(CLIError.from(error), json: json)
                 return 1
             }
+          }
         }
         let (out, err) = buffer.contents
         return ControlResponse(exitCode: status, stdout: out, stderr: err)

@@ -65,4 +65,13 @@ enum Arguments {
     static func wantsJSON(_ args: [String]) -> Bool {
         args.prefix(while: { $0 != "--" }).contains("--json")
     }
+
+    /// Whether a forwarded command reads stdin: `join nearby --code-stdin`, `contact add -`.
+    /// Only for these does a forwarding process pass its stdin on (reading it otherwise could
+    /// wait forever on an open pipe).
+    static func readsStdin(_ args: [String]) -> Bool {
+        if args.contains("--code-stdin") { return true }
+        guard let contact = args.firstIndex(of: "contact"), args.count > contact + 2, args[contact + 1] == "add" else { return false }
+        return args[(contact + 2)...].contains("-")
+    }
 }

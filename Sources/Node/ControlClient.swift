@@ -14,7 +14,11 @@ public enum ControlClient {
     /// closed the connection without a complete answer (it was shutting down, or refused the
     /// request), `controlFrameTooLarge` for a request over the limit (before connecting) or an
     /// answer over it, `controlFrameMalformed` for an answer that is not a response.
-    public static func send(_ request: ControlRequest, home: URL, timeout: Duration) async throws -> ControlResponse {
+    ///
+    /// `progress` receives the command's progress output as it arrives; each piece of progress
+    /// also restarts the `timeout` (the node is working, not stuck).
+    public static func send(_ request: ControlRequest, home: URL, timeout: Duration,
+                            progress: (@Sendable (String) -> Void)? = nil) async throws -> ControlResponse {
         guard timeout > .zero else { throw NodeError.invalidInput("the control timeout must be positive") }
         let frame = try request.encodedFrame()
         let path = try ControlSocketFile.checkedPath(home: home, error: NodeError.controlNotAnswering)
@@ -22,7 +26,7 @@ public enum ControlClient {
         let loop = MultiThreadedEventLoopGroup.singleton.next()
         let deadline = NIODeadline.now() + TimeAmount(timeout)
         let answer = loop.makePromise(of: ControlResponse.self)
-        let reader = ControlResponseHandler(answer: answer)
+        let reader = ControlResponseHandler(answer: answer, progress: progress)
 
         let channel: Channel
         do {
@@ -43,12 +47,19 @@ public enum ControlClient {
             throw NodeError.controlNotAnswering("connecting to \(path) failed: \(error)")
         }
 
-        let timer = channel.eventLoop.scheduleTask(deadline: deadline) {
+        let expire: @Sendable () -> Void = {
             reader.complete(.failure(NodeError.timeout("the running node did not answer within \(timeout)")))
             channel.close(promise: nil)
         }
+        try await channel.eventLoop.submit {
+            reader.timer = channel.eventLoop.scheduleTask(deadline: deadline, expire)
+            reader.restartTimer = {
+                reader.timer?.cancel()
+                reader.timer = channel.eventLoop.scheduleTask(in: TimeAmount(timeout), expire)
+            }
+        }.get()
         defer {
-            timer.cancel()
+            channel.eventLoop.execute { reader.timer?.cancel() }
             channel.close(promise: nil)
         }
         channel.writeAndFlush(channel.allocator.buffer(bytes: frame), promise: nil)
@@ -56,8 +67,8 @@ public enum ControlClient {
     }
 }
 
-/// Reads the one response frame of a control connection and completes `answer` exactly once:
-/// with the response, or with why there is none.
+/// Reads a control connection's progress frames (handing each to `progress`) and its one
+/// response frame, and completes `answer` exactly once: with the response, or with why there is none.
 /// `@unchecked Sendable`: NIO calls it only on its channel's event loop.
 final class ControlResponseHandler: ChannelInboundHandler, @unchecked Sendable {
     typealias InboundIn = ByteBuffer
@@ -66,8 +77,15 @@ final class ControlResponseHandler: ChannelInboundHandler, @unchecked Sendable {
     private var reader = ControlFrameReader(limit: ControlFrame.maximumResponsePayloadCount)
     private var completed = false
     private let answer: EventLoopPromise<ControlResponse>
+    private let progress: (@Sendable (String) -> Void)?
+    /// The answer's deadline, restarted by each progress frame.
+    var timer: Scheduled<Void>?
+    var restartTimer: (() -> Void)?
 
-    init(answer: EventLoopPromise<ControlResponse>) { self.answer = answer }
+    init(answer: EventLoopPromise<ControlResponse>, progress: (@Sendable (String) -> Void)? = nil) {
+        self.answer = answer
+        self.progress = progress
+    }
 
     func complete(_ result: Result<ControlResponse, Error>) {
         guard !completed else { return }
@@ -78,8 +96,17 @@ final class ControlResponseHandler: ChannelInboundHandler, @unchecked Sendable {
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         guard !completed else { return }
         do {
-            if let payload = try reader.append(unwrapInboundIn(data).readableBytesView) {
-                complete(.success(try ControlResponse(payload: payload)))
+            var rest = ArraySlice(unwrapInboundIn(data).readableBytesView)
+            while !completed, let payload = try reader.take(&rest) {
+                reader = ControlFrameReader(limit: ControlFrame.maximumResponsePayloadCount)
+                switch try ControlAnswerFrame(payload: payload) {
+                case .progress(let frame):
+                    progress?(frame.text)
+                    restartTimer?()
+                case .response(let response):
+                    guard rest.isEmpty else { throw NodeError.controlFrameMalformed("bytes follow the answer") }
+                    complete(.success(response))
+                }
             }
         } catch {
             complete(.failure(error))

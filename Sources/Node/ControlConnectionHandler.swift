@@ -2,7 +2,7 @@ import Logging
 import NIOCore
 
 /// One accepted control connection: read one request frame, queue it on the node's mailbox,
-/// write the answer, close.
+/// write any progress the command sends, then the answer, close.
 ///
 /// Bounded in time at both ends a client controls: the request must arrive within `timeout`
 /// of the connection opening, and the answer must be taken within `timeout` of being written.
@@ -69,7 +69,14 @@ final class ControlConnectionHandler: ChannelInboundHandler {
         let timeout = timeout
         let promise = context.eventLoop.makePromise(of: ControlResponse.self)
         let handler = handler
-        mailbox.submit({ await handler(request) }, completion: { promise.completeWith($0) })
+        var request = request
+        // Progress goes out as it comes; NIO keeps writes in order, so it precedes the answer.
+        request.progress = { text in
+            guard let frame = try? ControlProgress(text: text).encodedFrame() else { return }
+            channel.writeAndFlush(channel.allocator.buffer(bytes: frame), promise: nil)
+        }
+        let forwarded = request
+        mailbox.submit({ await handler(forwarded) }, completion: { promise.completeWith($0) })
         promise.futureResult.whenComplete { result in
             let frame: [UInt8]
             switch result {

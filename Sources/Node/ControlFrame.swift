@@ -1,5 +1,6 @@
 /// The control socket's framing: a 4-byte big-endian payload length, then that many bytes
-/// (UTF-8 JSON). One frame each way per connection.
+/// (UTF-8 JSON). One request frame per connection; the answer is one response frame, after
+/// any number of progress frames (`ControlProgress`).
 ///
 /// Each direction has its own limit, checked as soon as the length prefix is read, so a peer
 /// can never make the other side buffer more than the limit plus four bytes.
@@ -70,7 +71,15 @@ struct ControlFrameReader {
     /// Throws `controlFrameTooLarge` as soon as the prefix announces more than `limit`, and
     /// `controlFrameMalformed` for any byte after the frame.
     mutating func append<Bytes: Collection>(_ bytes: Bytes) throws -> [UInt8]? where Bytes.Element == UInt8 {
-        var rest = bytes[...]
+        var rest = ArraySlice(bytes)
+        let payload = try take(&rest)
+        guard rest.isEmpty else { throw NodeError.controlFrameMalformed("bytes follow the frame") }
+        return payload
+    }
+
+    /// As `append`, for a stream of frames: consumes bytes up to the end of this frame and
+    /// leaves the rest in `rest` for the next reader.
+    mutating func take(_ rest: inout ArraySlice<UInt8>) throws -> [UInt8]? {
         while true {
             switch state {
             case .complete:
@@ -91,7 +100,6 @@ struct ControlFrameReader {
                 buffered.append(contentsOf: rest.prefix(take))
                 rest = rest.dropFirst(take)
                 guard buffered.count == count else { return nil }
-                guard rest.isEmpty else { throw NodeError.controlFrameMalformed("bytes follow the frame") }
                 state = .complete
                 defer { buffered = [] }
                 return buffered

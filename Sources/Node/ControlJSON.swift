@@ -17,9 +17,11 @@ enum ControlJSON {
     }
 
     /// The object's container after checking its keys are exactly `expected` and its version is ours.
-    static func object(_ decoder: Decoder, what: String, keys expected: Set<String>) throws -> KeyedDecodingContainer<Key> {
+    static func object(_ decoder: Decoder, what: String, keys expected: Set<String>, optional: Set<String> = []) throws
+        -> KeyedDecodingContainer<Key>
+    {
         let container = try decoder.container(keyedBy: Key.self)
-        let present = Set(container.allKeys.map(\.stringValue))
+        let present = Set(container.allKeys.map(\.stringValue)).subtracting(optional)
         if let unknown = present.subtracting(expected).sorted().first {
             throw NodeError.controlFrameMalformed("the \(what) has an unknown field \"\(unknown)\"")
         }

@@ -9,10 +9,17 @@ public struct ControlRequest: Sendable {
     public var args: [String]
     /// The passphrase the command was given (possibly empty). Secret.
     public var passphrase: [UInt8]
+    /// What the command reads from standard input (`--code-stdin`, `contact add -`), read by
+    /// the forwarding process: the running node's own stdin is not the caller's. May be secret.
+    public var stdin: [UInt8]?
+    /// Set by the server for the handler: sends a line of output to the caller at once (a
+    /// nearby invite's code cannot wait for the command to end). Not part of the wire.
+    public var progress: (@Sendable (String) -> Void)?
 
-    public init(args: [String], passphrase: [UInt8]) {
+    public init(args: [String], passphrase: [UInt8], stdin: [UInt8]? = nil) {
         self.args = args
         self.passphrase = passphrase
+        self.stdin = stdin
     }
 
     /// The request as one length-prefixed frame; `controlFrameTooLarge` beyond
@@ -29,28 +36,35 @@ public struct ControlRequest: Sendable {
     /// Decodes a frame's payload: `{"version":1,"args":[…],"passphrase":"<base64>"}`, nothing more.
     init(payload: [UInt8]) throws {
         let wire = try ControlJSON.decode(Wire.self, from: payload, what: "request")
-        self.init(args: wire.args, passphrase: wire.passphrase)
+        self.init(args: wire.args, passphrase: wire.passphrase, stdin: wire.stdin)
     }
 
     private struct Wire: Codable {
         var args: [String]
         var passphrase: [UInt8]
+        var stdin: [UInt8]?
 
         static let keys: Set<String> = ["version", "args", "passphrase"]
 
         init(_ request: ControlRequest) {
             args = request.args
             passphrase = request.passphrase
+            stdin = request.stdin
         }
 
         init(from decoder: Decoder) throws {
-            let c = try ControlJSON.object(decoder, what: "request", keys: Self.keys)
+            let c = try ControlJSON.object(decoder, what: "request", keys: Self.keys, optional: ["stdin"])
             args = try c.decode([String].self, forKey: .init("args"))
-            let encoded = try c.decode(String.self, forKey: .init("passphrase"))
+            passphrase = try Self.base64(c, "passphrase")
+            stdin = c.contains(.init("stdin")) ? try Self.base64(c, "stdin") : nil
+        }
+
+        private static func base64(_ c: KeyedDecodingContainer<ControlJSON.Key>, _ field: String) throws -> [UInt8] {
+            let encoded = try c.decode(String.self, forKey: .init(field))
             guard let bytes = Data(base64Encoded: encoded) else {
-                throw NodeError.controlFrameMalformed("the field \"passphrase\" of the request is not base64")
+                throw NodeError.controlFrameMalformed("the field \"\(field)\" of the request is not base64")
             }
-            passphrase = Array(bytes)
+            return Array(bytes)
         }
 
         func encode(to encoder: Encoder) throws {
@@ -58,13 +72,14 @@ public struct ControlRequest: Sendable {
             try c.encode(ControlJSON.version, forKey: .init("version"))
             try c.encode(args, forKey: .init("args"))
             try c.encode(Data(passphrase).base64EncodedString(), forKey: .init("passphrase"))
+            if let stdin { try c.encode(Data(stdin).base64EncodedString(), forKey: .init("stdin")) }
         }
     }
 }
 
 extension ControlRequest: CustomStringConvertible, CustomDebugStringConvertible, CustomReflectable {
     public var description: String {
-        "ControlRequest(args: \(args), passphrase: \(passphrase.isEmpty ? "none" : "redacted"))"
+        "ControlRequest(args: \(args), passphrase: \(passphrase.isEmpty ? "none" : "redacted")\(stdin == nil ? "" : ", stdin: redacted"))"
     }
     public var debugDescription: String { description }
     /// Shows the arguments only, so `dump` and debuggers never print the passphrase.

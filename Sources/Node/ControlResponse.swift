@@ -1,3 +1,5 @@
+import Foundation
+
 /// The running node's answer to a `ControlRequest`: what the command would have printed and
 /// its exit status, which the forwarding command prints and exits with unchanged.
 public struct ControlResponse: Equatable, Sendable {
@@ -54,6 +56,55 @@ public struct ControlResponse: Equatable, Sendable {
             try c.encode(exitCode, forKey: .init("exit_code"))
             try c.encode(stdout, forKey: .init("stdout"))
             try c.encode(stderr, forKey: .init("stderr"))
+        }
+    }
+}
+
+/// Output a forwarded command sends while it runs, before its `ControlResponse`:
+/// `{"version":1,"progress":"…"}` (stdout text, printed by the caller as it arrives).
+public struct ControlProgress: Equatable, Sendable {
+    public var text: String
+
+    public init(text: String) { self.text = text }
+
+    public func encodedFrame() throws -> [UInt8] {
+        try ControlFrame.encode(ControlJSON.encode(Wire(text: text)), limit: ControlFrame.maximumResponsePayloadCount)
+    }
+
+    init(payload: [UInt8]) throws {
+        text = try ControlJSON.decode(Wire.self, from: payload, what: "progress frame").text
+    }
+
+    private struct Wire: Codable {
+        var text: String
+
+        init(text: String) { self.text = text }
+
+        init(from decoder: Decoder) throws {
+            let c = try ControlJSON.object(decoder, what: "progress frame", keys: ["version", "progress"])
+            text = try c.decode(String.self, forKey: .init("progress"))
+        }
+
+        func encode(to encoder: Encoder) throws {
+            var c = encoder.container(keyedBy: ControlJSON.Key.self)
+            try c.encode(ControlJSON.version, forKey: .init("version"))
+            try c.encode(text, forKey: .init("progress"))
+        }
+    }
+}
+
+/// One frame the server sends: progress, or the final answer.
+enum ControlAnswerFrame {
+    case progress(ControlProgress)
+    case response(ControlResponse)
+
+    /// A payload with a `progress` field is progress; anything else must be a response (and is
+    /// refused as one when it is not).
+    init(payload: [UInt8]) throws {
+        if let object = try? JSONSerialization.jsonObject(with: Data(payload)) as? [String: Any], object["progress"] != nil {
+            self = .progress(try ControlProgress(payload: payload))
+        } else {
+            self = .response(try ControlResponse(payload: payload))
         }
     }
 }

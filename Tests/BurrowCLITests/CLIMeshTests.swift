@@ -116,6 +116,50 @@ final class CLIMeshTests: XCTestCase {
         XCTAssertEqual(received["contact"] as? String, "Alice")
     }
 
+    /// With `burrow run --mesh` up on both homes, the nearby commands are forwarded into the
+    /// running nodes: the invite's code streams back at once, the joiner's code travels on the
+    /// control socket from its stdin, a wrong code costs an attempt, and the right one joins.
+    func testNearbyInviteThroughRunningNodesWithAWrongCodeFirst() async throws {
+        let (alice, carol) = (try home("alice"), try home("carol"))
+        let ports = try UDPPorts.free(2)
+        _ = try alice.ok(["group", "create", "Family"])
+        let carolKey = try carol.pubkey
+        let aliceRun = try process(alice, ["run", "--mesh", "udp:\(ports[0]),\(ports[1])"])
+        defer { aliceRun.stop() }
+        let carolRun = try process(carol, ["run", "--mesh", "udp:\(ports[1]),\(ports[0])"])
+        defer { carolRun.stop() }
+        _ = try await aliceRun.waitForLine(containing: #""type":"mesh""#, timeout: .seconds(30))
+        _ = try await carolRun.waitForLine(containing: #""type":"mesh""#, timeout: .seconds(30))
+
+        let invite = try process(alice, ["invite", "nearby", "Family", "--expires", "120"])
+        defer { invite.stop() }
+        let open = try object(try await invite.waitForLine(containing: #""type":"invite_open""#, timeout: .seconds(30)))
+        let code = try XCTUnwrap(open["code"] as? String)
+        let inviteID = try XCTUnwrap(open["invite_id"] as? String)
+        XCTAssertTrue(invite.isRunning, "the code arrived while the forwarded invite is still open")
+
+        let wrong = String(code.filter(\.isNumber).map { $0 == "9" ? "0" : "9" })
+        let refused = try BurrowProcess.run(["join", "nearby", "--invite", inviteID, "--code-stdin", "--home", carol.path,
+                                             "--passphrase-file", pass, "--json", "--timeout", "2"], stdin: wrong + "\n", timeout: 120)
+        XCTAssertEqual((try refused.json()["error"] as? [String: Any])?["code"] as? String, "wrong_code", refused.stdout)
+        // The wrong code cost one attempt (the joiner's challenge did not open; it sent no request).
+        let first = try object(try await invite.waitForLine(containing: #""result":"challenged""#, timeout: .seconds(10)))
+        XCTAssertEqual(first["attempts_left"] as? Int, 4)
+
+        let joined = try BurrowProcess.run(["join", "nearby", "--invite", "Family", "--code-stdin", "--home", carol.path,
+                                            "--passphrase-file", pass, "--json", "--timeout", "2"], stdin: code + "\n", timeout: 120)
+        XCTAssertEqual(joined.status, 0, joined.stdout + joined.stderr)
+        XCTAssertEqual((try joined.json()["group"] as? [String: Any])?["name"] as? String, "Family")
+        let done = try object(try await invite.waitForLine(containing: #""type":"joined""#, timeout: .seconds(30)))
+        XCTAssertEqual(done["member"] as? String, carolKey)
+        XCTAssertEqual(done["confirmed"] as? Bool, true)
+        let left = try invite.lines.filter { $0.contains(#""result":"challenged""#) }.map { try object($0)["attempts_left"] as? Int }
+        XCTAssertEqual(left, [4, 3], "two attempts: the wrong code's and the right one's")
+        // Carol's running node now holds the group and hears Alice's next message over the mesh.
+        _ = try alice.ok(["chat", "Family", "welcome in"])
+        _ = try await carolRun.waitForLine(containing: "welcome in", timeout: .seconds(30))
+    }
+
     func testMeshOptionsAndErrors() throws {
         let alice = try home("alice")
         XCTAssertEqual(try alice.errorCode(["mesh", "status"]), "mesh_off", "no run, no mesh")

@@ -69,6 +69,28 @@ final class ControlSocketTests: XCTestCase, @unchecked Sendable {
 
     /// How `burrow run` uses it: the node owns the store (its lock held), and a forwarded command
     /// proves the passphrase against the store header before anything runs.
+    /// Progress frames reach the client in order before the answer, each restarting its
+    /// timeout; the caller's stdin travels with the request and never shows in a description.
+    func testProgressStreamsBeforeTheAnswerAndStdinTravels() async throws {
+        try await start { request in
+            request.progress?("first\n")
+            try? await Task.sleep(for: .milliseconds(600))
+            request.progress?("second\n")
+            try? await Task.sleep(for: .milliseconds(600))
+            return ControlResponse(exitCode: 0, stdout: String(decoding: request.stdin ?? [], as: UTF8.self), stderr: "")
+        }
+        let received = ProgressLog()
+        let request = ControlRequest(args: ["join", "nearby", "--code-stdin"], passphrase: passphrase, stdin: Array("042 517\n".utf8))
+        XCTAssertFalse("\(request)".contains("042"), "stdin is redacted like the passphrase")
+        // 1 s per wait: the whole exchange takes 1.2 s, each gap 0.6 s.
+        let answer = try await ControlClient.send(request, home: home, timeout: .seconds(1)) { received.append($0) }
+        XCTAssertEqual(received.all, ["first\n", "second\n"])
+        XCTAssertEqual(answer, ControlResponse(exitCode: 0, stdout: "042 517\n", stderr: ""))
+        // A request without stdin still decodes as before (the field is optional on the wire).
+        let plain = try ControlRequest(frame: ControlRequest(args: ["x"], passphrase: []).encodedFrame())
+        XCTAssertNil(plain.stdin)
+    }
+
     func testForwardedCommandProvesItsPassphrase() async throws {
         let store = try BurrowStore.create(home: home, passphrase: passphrase, kdfMemoryMiB: 8)
         defer { store.close() }
@@ -353,4 +375,12 @@ final class ControlSocketTests: XCTestCase, @unchecked Sendable {
         XCTAssertEqual(started, ["current"])
         XCTAssertNil(fileMode(socketPath))
     }
+}
+
+/// Progress texts as a client received them.
+final class ProgressLog: @unchecked Sendable {
+    private let lock = NSLock()
+    private var texts: [String] = []
+    func append(_ text: String) { lock.lock(); texts.append(text); lock.unlock() }
+    var all: [String] { lock.lock(); defer { lock.unlock() }; return texts }
 }

@@ -48,7 +48,7 @@ struct ContactAddCommand: BurrowCommand {
     @Option(help: "What to call the contact (default: its nickname).") var name: String?
 
     func execute() async throws -> CommandOutput {
-        let text = card == "-" ? String(decoding: FileHandle.standardInput.readDataToEndOfFile(), as: UTF8.self) : card
+        let text = card == "-" ? String(decoding: Console.readAllStdin(), as: UTF8.self) : card
         let contact = try await NodeOpener.with(globals) { try $0.addContact(card: text, name: name) }
         return CommandOutput(fields: [("contact", DMOutput.contact(contact))], human: "added \(DMOutput.contactText(contact))")
     }

@@ -22,13 +22,9 @@ struct InviteNearbyCommand: ForwardableCommand {
         try await NearbyRunner.run(globals) {
             let joined = try await NodeOpener.with(globals) { node in
                 try await MeshStarter.withMesh(meshOptions, node: node) { mesh in
-                    let forwarded = ServingNode.current != nil
-                    return try await node.hostNearbyInvite(group, expiresIn: expires, mesh: mesh, timeout: globals.timeoutDuration) { event in
-                        let line = json ? NearbyOutput.progress(event).serialized : NearbyOutput.progressText(event)
-                        Console.out(line)
-                        // Forwarded output reaches the caller when the command ends; the code
-                        // is needed now, so `run`'s own output shows the lines as they happen.
-                        if forwarded { FileHandle.standardOutput.write(Data((NearbyOutput.progress(event).serialized + "\n").utf8)) }
+                    try await node.hostNearbyInvite(group, expiresIn: expires, mesh: mesh, timeout: globals.timeoutDuration) { event in
+                        // The code is needed now: forwarded, it goes to the caller as progress.
+                        Console.progress(json ? NearbyOutput.progress(event).serialized : NearbyOutput.progressText(event))
                     }
                 }
             }
@@ -78,6 +74,9 @@ struct JoinNearbyCommand: ForwardableCommand {
         let interactive = invite == nil && codeFile == nil && !codeStdin
         guard interactive || invite != nil else { throw CLIError(.usage, "give --invite ID with --code-file F or --code-stdin (or --list)") }
         guard interactive || (codeFile != nil) != codeStdin else { throw CLIError(.usage, "give exactly one of --code-file and --code-stdin") }
+        if interactive, ServingNode.current != nil {
+            throw CLIError(.usage, "`burrow run` owns this home: list with --list, then give --invite ID --code-stdin (your stdin is passed on)")
+        }
         if interactive, isatty(STDIN_FILENO) == 0 {
             throw CLIError(.usage, "not a terminal: give --invite ID with --code-file F or --code-stdin (or --list)")
         }
@@ -127,7 +126,7 @@ struct JoinNearbyCommand: ForwardableCommand {
             }
             return text.trimmingCharacters(in: .whitespacesAndNewlines)
         }
-        return (readLine() ?? "").trimmingCharacters(in: .whitespacesAndNewlines)
+        return (Console.readStdinLine() ?? "").trimmingCharacters(in: .whitespacesAndNewlines)
     }
 }
 
