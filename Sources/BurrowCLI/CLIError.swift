@@ -8,6 +8,7 @@ struct CLIError: Error {
         case relay_rejected, relay_unreachable, timeout, `internal`
         case unknown_contact, ambiguous_contact, bad_card, bad_signature, card_outdated, safety_number_mismatch
         case message_too_large, no_route
+        case unknown_request, key_package_invalid, join_refused
     }
 
     let code: Code

@@ -10,6 +10,8 @@ public struct KeyPackagePublication: Sendable {
     public let legacyKeyPackage: EventID
     public let relayList: EventID
     public let inboxList: EventID
+    /// The signed kind-30443 event itself (a join request carries it).
+    public let keyPackageEvent: Event
 }
 
 /// An invitee's newest valid KeyPackage and where their welcomes go.
@@ -58,7 +60,8 @@ extension BurrowNode {
         for signed in [event, legacy, relayList, inbox] {
             try await publishAccepted(signed, to: urls, timeout: timeout)
         }
-        return KeyPackagePublication(keyPackage: event.id, legacyKeyPackage: legacy.id, relayList: relayList.id, inboxList: inbox.id)
+        return KeyPackagePublication(keyPackage: event.id, legacyKeyPackage: legacy.id, relayList: relayList.id, inboxList: inbox.id,
+                                     keyPackageEvent: event)
     }
 
     static func notAfter(_ bundle: KeyPackageBundle) -> Int64 {

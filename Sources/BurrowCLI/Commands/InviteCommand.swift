@@ -1,10 +1,10 @@
 import ArgumentParser
 import Node
 
-/// `burrow invite list|accept|decline`.
+/// `burrow invite list|accept|decline`, and `requests|approve|reject` for join requests (JoinRequestCommands.swift).
 struct InviteCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(commandName: "invite", abstract: "Welcomes awaiting consent.",
-                                                    subcommands: [List.self, Accept.self, Decline.self])
+                                                    subcommands: [List.self, Accept.self, Decline.self, Requests.self, Approve.self, Reject.self])
 
     struct List: BurrowCommand {
         static let configuration = CommandConfiguration(commandName: "list", abstract: "Pending invites.")
