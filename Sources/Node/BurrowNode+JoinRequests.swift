@@ -45,10 +45,8 @@ extension BurrowNode {
         do { wrap = try GiftWrap.wrap(rumor: rumor, sender: keys, recipient: inviter, now: now, rng: &rng) } catch NostrError.nip44PlaintextLength(_) {
             throw NodeError.invalidInput("the join request does not fit a gift wrap")
         }
-        var urls: [String] = []
-        for url in await inboxRelays(of: inviter, asking: Self.merged(ours, extras), timeout: timeout) + extras + ours where !urls.contains(url) {
-            urls.append(url)
-        }
+        let inbox = await inboxRelays(of: inviter, asking: Self.merged(ours, extras), timeout: timeout)
+        let urls = Self.merged(Self.merged(inbox, extras), ours)
         let results = try await publishAccepted(wrap, to: urls, timeout: timeout)
         return JoinRequestSent(requestID: rumor.id.hex, groupID: hex, inviter: inviter.hex, keyPackage: published.keyPackage.hex,
                                relays: results.filter(\.accepted).map(\.url))
@@ -64,7 +62,7 @@ extension BurrowNode {
     func admitJoinRequest(_ gift: UnwrappedGift, wrapID: EventID, report: inout SyncReport) throws {
         let now = Self.now()
         let verified: VerifiedJoinRequest
-        do { verified = try JoinRequestRumor.open(gift, now: now) } catch {
+        do throws(JoinRequestError) { verified = try JoinRequestRumor.open(gift, now: now) } catch {
             if case .keyPackageInvalid = error { throw JoinRequestFailure.keyPackageInvalid("join request refused: \(error)") }
             throw NodeError.invalidInput("join request refused: \(error)")
         }
@@ -149,7 +147,8 @@ extension BurrowNode {
         }
         let ours = try relays()
         let kpRelays = keyPackage.relays.map(\.string)
-        let inbox = Self.merged(await inboxRelays(of: requester, asking: Self.merged(ours, kpRelays), timeout: timeout), kpRelays)
+        let published = await inboxRelays(of: requester, asking: Self.merged(ours, kpRelays), timeout: timeout)
+        let inbox = Self.merged(published, kpRelays)
         let invitee = InviteeKeyPackage(keyPackage: keyPackage, inbox: inbox)
         let view = try await commit(id, timeout: timeout, invitees: [invitee], intent: .add([requester])) { group, now, rng in
             try group.addMembers([keyPackage], committer: self.publicKey, now: now, using: &rng)

@@ -37,7 +37,7 @@ public struct WhistleInviteLink: Sendable, Hashable {
         }
         guard let inviterText = value["inviterNpub"]?.stringValue else { throw .malformed("inviterNpub") }
         let inviter: PublicKey
-        do { inviter = inviterText.hasPrefix("npub1") ? try PublicKey(npub: inviterText) : try PublicKey(hex: inviterText) } catch {
+        do { inviter = try inviterText.hasPrefix("npub1") ? PublicKey(npub: inviterText) : PublicKey(hex: inviterText) } catch {
             throw .malformed("inviterNpub")
         }
         guard let groupID = value["groupId"]?.stringValue, !groupID.isEmpty, (try? Hex.decode(groupID.lowercased())) != nil else {
