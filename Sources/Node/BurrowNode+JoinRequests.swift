@@ -11,6 +11,8 @@ import Store
 extension BurrowNode {
     /// The longest `name` a request carries (the mesh's limit for a name on the air).
     public static let joinRequestNameLimit = 64
+    /// The longest `name` accepted from others (Whistle sets no limit; this bounds what we store).
+    static let receivedJoinRequestNameLimit = 256
 
     // MARK: Joiner
 
@@ -65,6 +67,9 @@ extension BurrowNode {
         do throws(JoinRequestError) { verified = try JoinRequestRumor.open(gift, now: now) } catch {
             if case .keyPackageInvalid = error { throw JoinRequestFailure.keyPackageInvalid("join request refused: \(error)") }
             throw NodeError.invalidInput("join request refused: \(error)")
+        }
+        if let name = verified.request.name, name.utf8.count > Self.receivedJoinRequestNameLimit {
+            throw NodeError.invalidInput("join request refused: its name is over \(Self.receivedJoinRequestNameLimit) bytes")
         }
         let view = try store.transaction { tx -> JoinRequestView? in
             if try tx.joinRequests.get(id: verified.id.bytes) != nil {

@@ -96,6 +96,8 @@ final class JoinRequestNodeTests: NodeRelayTestCase {
         let fakeKP = try Event.sign(kind: 30443, content: "kp", tags: [["d", "0"]], createdAt: now, keys: bob.keys, rng: &rng)
         let badPackage = try requestRumor(group: family.mlsGroupID, from: bob.keys, keyPackage: fakeKP, at: now + 2)
         XCTAssertTrue(try refusal(badPackage, sealedBy: bob.keys).contains("KeyPackage is invalid"))
+        let longName = try requestRumor(group: family.mlsGroupID, from: bob.keys, keyPackage: kp, name: String(repeating: "n", count: 257), at: now + 3)
+        XCTAssertTrue(try refusal(longName, sealedBy: bob.keys).contains("name is over 256 bytes"))
         let garbage = try Rumor(pubkey: bob.publicKey, createdAt: now, kind: 1080, content: "{\"type\":\"join-request\"")
         XCTAssertTrue(try refusal(garbage, sealedBy: bob.keys).contains("not a join request"))
         XCTAssertEqual(try pendingIDs(alice), [newer.id.hex], "refusals store nothing")

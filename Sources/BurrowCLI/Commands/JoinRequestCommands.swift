@@ -95,7 +95,12 @@ enum JoinRequestOutput {
     }
 
     static func text(_ r: JoinRequestView) -> String {
-        let who = r.name.map { "\"\($0)\" (\(r.from))" } ?? r.from
-        return "join request \(r.id): \(who) asks to join \"\(r.groupName)\" [\(r.mlsGroupID.prefix(16))]"
+        let who = r.name.map { "\"\(printable($0))\" (\(r.from))" } ?? r.from
+        return "join request \(r.id): \(who) asks to join \"\(printable(r.groupName))\" [\(r.mlsGroupID.prefix(16))]"
+    }
+
+    /// The joiner chose the name: control characters (terminal escapes) are shown as `?`.
+    static func printable(_ text: String) -> String {
+        String(String.UnicodeScalarView(text.unicodeScalars.map { $0.properties.generalCategory == .control ? "?" : $0 }))
     }
 }
