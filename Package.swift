@@ -57,7 +57,7 @@ let package = Package(
         // nearby invites, and the simulated radio that drives routers in tests. Sans-I/O.
         .target(
             name: "Mesh",
-            dependencies: ["Nostr", "CSodium", .product(name: "Crypto", package: "swift-crypto")],
+            dependencies: ["Nostr", "Marmot", "CSodium", .product(name: "Crypto", package: "swift-crypto")],
             swiftSettings: swift6
         ),
         // The mesh's loopback radio (mesh.md 11.2): a `MeshTransport` over UDP on 127.0.0.1.

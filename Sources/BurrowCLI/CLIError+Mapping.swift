@@ -66,6 +66,15 @@ extension CLIError {
             case .noInvites(let m): return CLIError(.no_invites, m)
             case .join(let code, let m): return CLIError(Code(rawValue: code) ?? .join_failed, m)
             }
+        case let error as JoinRequestFailure:
+            switch error {
+            case .unknownRequest(let m): return CLIError(.unknown_request, m)
+            case .keyPackageInvalid(let m): return CLIError(.key_package_invalid, m)
+            case .joinRefused(let m): return CLIError(.join_refused, m)
+            }
+        case let error as JoinRequestError:
+            if case .keyPackageInvalid = error { return CLIError(.key_package_invalid, "\(error)") }
+            return CLIError(.invalid_input, "\(error)")
         case let error as MarmotError:
             switch error {
             case .notAdmin: return CLIError(.not_admin, "\(error)")

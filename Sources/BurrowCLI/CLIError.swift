@@ -10,6 +10,7 @@ struct CLIError: Error {
         case message_too_large, no_route
         case no_adapter, bluetooth_denied, mesh_off, mesh_port_in_use, no_invites, invite_expired, wrong_code
         case too_many_attempts, invite_closed, invite_busy, key_package_invalid, join_refused, join_failed
+        case unknown_request
     }
 
     let code: Code

@@ -105,6 +105,9 @@ enum MarmotOutput {
         case .invite(let i):
             guard case .object(let fields) = invite(i) else { return .null }
             return .object([("type", .string("invite"))] + fields)
+        case .joinRequest(let r):
+            guard case .object(let fields) = JoinRequestOutput.request(r) else { return .null }
+            return .object([("type", .string("join_request"))] + fields)
         case .dm(let m):
             guard case .object(let fields) = DMOutput.message(m) else { return .null }
             return .object([("type", .string("dm"))] + fields)

@@ -158,6 +158,8 @@ public enum FuzzSeeds {
         var seeds: [Seed] = [("key-package", signed.event.jsonBytes), ("legacy-key-package", signed.legacyEvent.jsonBytes)]
         seeds.append(("relay-list", try KeyPackageRelayList.sign(relays: [relay, try RelayURL("wss://b.example/")], keys: keys,
                                                                  createdAt: now, rng: &rng).jsonBytes))
+        let request = JoinRequest(groupID: String(repeating: "45", count: 32), pubkey: keys.publicKey, keyPackage: signed.event, name: "Fuzz")
+        seeds.append(("join-request", try JoinRequestRumor.build(request, createdAt: now).jsonBytes))
         let fixture = try fixture()
         if let chat = fixture.messageTemplates.first {
             let sealed = try GroupEvent.seal(messageBytes: chat.bytes, exporterSecret: MarmotEventTarget.exporterSecret,

@@ -8,7 +8,7 @@ import Nostr
 /// id computed, or an event signed here by a fixed key.
 ///
 /// - rumors: inner events (`InnerEvent.verify`, `InnerContent`: chat, location, reaction,
-///   deletion) and Welcome rumors (kind 444; a Welcome addressed to the fixed KeyPackage of
+///   deletion), join requests (kind 1080, `JoinRequest`) and Welcome rumors (kind 444; a Welcome addressed to the fixed KeyPackage of
 ///   `WelcomeFixture` goes on to a join);
 /// - events of kinds 30443/443 (`KeyPackageEvent.verify`), 10051 (`KeyPackageRelayList`) and
 ///   445 (`GroupEvent.validate`, then decryption under a fixed exporter secret).
@@ -63,6 +63,7 @@ public enum MarmotEventTarget: FuzzTarget {
             let joined = MLSMessageTarget.examine(welcome.welcome)
             return joined.isAccepted ? joined : .accepted("WelcomeRumor")
         }
+        if rumor.kind == MarmotKind.joinRequest { return try examineJoinRequest(rumor) }
         guard let content = try? InnerContent(parsing: rumor) else { return .rejected("InnerContent") }
         if case .location(let payload) = content {
             guard (try? LocationPayload(json: payload.json)) == payload else {
@@ -70,6 +71,19 @@ public enum MarmotEventTarget: FuzzTarget {
             }
         }
         return .accepted("InnerContent")
+    }
+
+    /// A kind-1080 join request: the object, its KeyPackage envelope and then MIP-00. Property:
+    /// a request that verifies survives its own serializer.
+    static func examineJoinRequest(_ rumor: Rumor) throws -> FuzzOutcome {
+        guard let request = try? UnverifiedJoinRequest.decode(Array(rumor.content.utf8)).verified() else {
+            return .rejected("JoinRequest")
+        }
+        guard (try? JoinRequest.decode(request.json)) == request else {
+            throw PropertyViolation(name, "a join request does not survive its own serializer")
+        }
+        guard (try? KeyPackageEvent.verify(request.keyPackage, now: FuzzClock.now)) != nil else { return .rejected("JoinRequest.keyPackage") }
+        return .accepted("JoinRequest")
     }
 
     static func examine(_ event: Event) -> FuzzOutcome {

@@ -11,6 +11,8 @@ public enum MarmotKind {
     public static let welcome = 444
     /// Group event: every MLS message of a group, encrypted and signed by a one-time key.
     public static let groupEvent = 445
+    /// Whistle's join request: an unsigned rumor gift-wrapped to an inviter, outside MLS.
+    public static let joinRequest = 1080
 
     // Inner kinds (rumors inside MLS application messages).
     /// Whistle location update.

@@ -10,6 +10,8 @@ public struct KeyPackagePublication: Sendable {
     public let legacyKeyPackage: EventID
     public let relayList: EventID
     public let inboxList: EventID
+    /// The signed kind-30443 event itself (a join request carries it).
+    public let keyPackageEvent: Event
 }
 
 /// An invitee's newest valid KeyPackage and where their welcomes go.
@@ -44,7 +46,7 @@ extension BurrowNode {
             try await publishAccepted(signed, to: urls, timeout: timeout)
         }
         return KeyPackagePublication(keyPackage: staged.keyPackage.id, legacyKeyPackage: staged.legacyKeyPackage.id,
-                                     relayList: staged.relayList.id, inboxList: staged.inboxList.id)
+                                     relayList: staged.relayList.id, inboxList: staged.inboxList.id, keyPackageEvent: staged.keyPackage)
     }
 
     /// The signed events of a fresh KeyPackage, its private keys already stored.

@@ -85,6 +85,10 @@ extension BurrowNode {
                 try handleDMFrame(unwrapped, wrapID: event.id, report: &report)
                 return
             }
+            if unwrapped.rumor.kind == JoinRequestRumor.kind {
+                try admitJoinRequest(unwrapped, wrapID: event.id, report: &report)
+                return
+            }
             let outcome = try admitWelcome(unwrapped, wrapID: event.id)
             if let invite = outcome {
                 report.processed += 1

@@ -89,6 +89,8 @@ public enum NodeUpdate: Sendable {
     case message(MessageView)
     case group(GroupView)
     case invite(InviteView)
+    /// A join request (kind 1080) arrived for a group we administer.
+    case joinRequest(JoinRequestView)
     /// A direct message received (or one of ours whose state changed).
     case dm(DMView)
     /// A DM contact appeared (a request) or changed (a new card, a session).

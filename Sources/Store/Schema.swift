@@ -18,7 +18,7 @@ struct Migration: Sendable {
 }
 
 enum Schema {
-    static let migrations: [Migration] = [v1, v2, v3, v4, v5, v6]
+    static let migrations: [Migration] = [v1, v2, v3, v4, v5, v6, v7]
 
     static var latestVersion: Int { migrations.last?.version ?? 0 }
 
@@ -272,6 +272,26 @@ enum Schema {
         )
         """,
         "CREATE INDEX dm_outbox_pending ON dm_outbox (state, id)",
+    ])
+
+    /// v7: join requests (Whistle's kind-1080 rumor) received as an inviter, kept by rumor id
+    /// so the same request wrapped twice is one row; `pending` until approved, rejected or
+    /// superseded by a newer one (settled rows stay, so a copy arriving later is not listed again).
+    static let v7 = Migration(version: 7, statements: [
+        """
+        CREATE TABLE join_requests (
+            id BLOB PRIMARY KEY NOT NULL CHECK (length(id) = 32),
+            wrapper_id BLOB NOT NULL CHECK (length(wrapper_id) = 32),
+            mls_group_id BLOB NOT NULL,
+            requester BLOB NOT NULL CHECK (length(requester) = 32),
+            name TEXT,
+            key_package_json TEXT NOT NULL,
+            created_at INTEGER NOT NULL,
+            received_at INTEGER NOT NULL,
+            state TEXT NOT NULL CHECK (state IN ('pending', 'approved', 'rejected', 'superseded'))
+        ) WITHOUT ROWID
+        """,
+        "CREATE INDEX join_requests_by_group ON join_requests (mls_group_id, state, created_at)",
     ])
 
     static func currentVersion(_ connection: SQLiteConnection) throws -> Int {

@@ -31,6 +31,8 @@ public final class StoreTransaction {
     public var settings: SettingsRepository { SettingsRepository(transaction: self) }
     public var snapshots: SnapshotRepository { SnapshotRepository(transaction: self) }
     public var commitIntents: CommitIntentRepository { CommitIntentRepository(transaction: self) }
+    /// Join requests (kind 1080) received as an inviter.
+    public var joinRequests: JoinRequestRepository { JoinRequestRepository(transaction: self) }
     /// Pigeon direct messages: the engine's records, contact names, messages, frames to send.
     public var pigeonRecords: PigeonRecordRepository { PigeonRecordRepository(transaction: self) }
     public var dmContacts: DMContactRepository { DMContactRepository(transaction: self) }

@@ -139,6 +139,7 @@ final class FuzzSmokeTests: XCTestCase {
         XCTAssertEqual(result.generated["relay-list"], .accepted("KeyPackageRelayList"))
         XCTAssertEqual(result.generated["group-event"], .accepted("GroupEvent"))
         XCTAssertEqual(result.generated["welcome-rumor"], .accepted("Welcome.join"))
+        XCTAssertEqual(result.generated["join-request"], .accepted("JoinRequest"))
         assertAccepted(result.generated, ["location", "chat", "whistle-chat", "leave", "reaction", "deletion"])
     }
 

@@ -1,10 +1,11 @@
 import ArgumentParser
 import Node
 
-/// `burrow invite list|accept|decline|nearby`.
+/// `burrow invite list|accept|decline|nearby`, and `requests|approve|reject` for join requests (JoinRequestCommands.swift).
 struct InviteCommand: AsyncParsableCommand {
-    static let configuration = CommandConfiguration(commandName: "invite", abstract: "Welcomes awaiting consent; nearby invites.",
-                                                    subcommands: [List.self, Accept.self, Decline.self, InviteNearbyCommand.self])
+    static let configuration = CommandConfiguration(commandName: "invite", abstract: "Welcomes awaiting consent; join requests; nearby invites.",
+                                                    subcommands: [List.self, Accept.self, Decline.self, Requests.self, Approve.self, Reject.self,
+                                                                  InviteNearbyCommand.self])
 
     struct List: BurrowCommand {
         static let configuration = CommandConfiguration(commandName: "list", abstract: "Pending invites.")

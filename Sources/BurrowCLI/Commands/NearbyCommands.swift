@@ -181,9 +181,3 @@ enum NearbyOutput {
         "\(b.beacon.name) from \(b.beacon.inviter.npub) (\(b.inviteID.prefix(8)), \(b.hops) hop\(b.hops == 1 ? "" : "s"), \(b.beacon.attemptsLeft) attempts left)"
     }
 }
-
-/// `burrow join …`: joining groups by other ways than a welcome already received.
-struct JoinCommand: AsyncParsableCommand {
-    static let configuration = CommandConfiguration(commandName: "join", abstract: "Join a group nearby.",
-                                                    subcommands: [JoinNearbyCommand.self])
-}

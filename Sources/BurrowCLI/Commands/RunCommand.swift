@@ -94,6 +94,7 @@ struct RunCommand: AsyncRunnable {
         case .message(let m): return MarmotOutput.messageText(m)
         case .group(let g): return "group \(g.name) is now at epoch \(g.epoch) [\(g.state)]"
         case .invite(let i): return MarmotOutput.inviteText(i)
+        case .joinRequest(let r): return JoinRequestOutput.text(r)
         case .dm(let m): return DMOutput.messageText(m)
         case .contact(let c): return "contact " + DMOutput.contactText(c)
         case .error(let e): return "skipped \(e.eventID): \(e.reason)"

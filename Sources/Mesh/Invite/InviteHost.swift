@@ -1,3 +1,4 @@
+import Marmot
 import Nostr
 
 /// The inviter's side of a nearby invite (10.5) as a state machine: join messages and time in,
@@ -225,7 +226,7 @@ public struct InviteHost: Sendable {
         }
         let request: JoinRequest
         do throws(MeshError) {
-            request = try JoinRequest.decode(plaintext)
+            request = try JoinRequest.meshDecode(plaintext)
             guard request.groupID == groupID else { throw .joinRefused }
         } catch {
             attempts[peer] = nil

@@ -1,3 +1,4 @@
+import Marmot
 import Nostr
 
 /// The joiner's side of a nearby invite (10.6) for one beacon. The node gives it the code the
