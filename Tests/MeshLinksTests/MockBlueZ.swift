@@ -138,14 +138,18 @@ final class EventLog: @unchecked Sendable {
         task = Task { [weak self] in
             for await event in stream {
                 guard let self else { return }
-                self.lock.lock()
-                self.events.append(event)
-                self.lock.unlock()
+                self.append(event)
             }
         }
     }
 
     deinit { task?.cancel() }
+
+    private func append(_ event: TransportEvent) {
+        lock.lock()
+        events.append(event)
+        lock.unlock()
+    }
 
     var all: [TransportEvent] { lock.lock(); defer { lock.unlock() }; return events }
 

@@ -17,6 +17,9 @@ final class BlueZEngine: @unchecked Sendable {
     private var inviteOpen: Bool
     private var advertisementRegistered = false
 
+    /// The unique name owning `org.bluez`: only its signals are believed.
+    private var bluezOwner: String?
+    private var applicationRegistered = false
     /// `org.bluez`'s objects: path → interface → properties.
     private var objects: [String: [String: [String: DBusValue]]] = [:]
 
@@ -51,6 +54,9 @@ final class BlueZEngine: @unchecked Sendable {
             try bus.addMatch("type='signal',interface='\(BlueZNames.properties)',member='PropertiesChanged'") { [self] in
                 handleSignal($0)
             }
+            try bus.addMatch(
+                "type='signal',sender='org.freedesktop.DBus',interface='org.freedesktop.DBus',member='NameOwnerChanged',arg0='\(BlueZNames.bus)'"
+            ) { [self] in bluezOwnerChanged($0) }
         } catch let error as DBusError {
             if error.isAccessDenied { return done(.bluetoothDenied("the D-Bus system bus refused us: \(error.message)")) }
             return done(.noAdapter("no D-Bus system bus to reach bluetoothd (\(error.message)); use --mesh udp:PORT,PEER… instead"))
@@ -59,7 +65,18 @@ final class BlueZEngine: @unchecked Sendable {
         }
         self.bus = bus
         loop.connection = bus
-        bus.call(BlueZNames.bus, "/", BlueZNames.objectManager, "GetManagedObjects") { [self] result in
+        bus.call("org.freedesktop.DBus", "/org/freedesktop/DBus", "org.freedesktop.DBus", "GetNameOwner", [.string(BlueZNames.bus)]) { [self] result in
+            switch result {
+            case .failure(let error): done(startError(error, doing: "GetNameOwner"))
+            case .success(let values):
+                bluezOwner = values.first?.stringValue
+                readObjects(done: done)
+            }
+        }
+    }
+
+    private func readObjects(done: @escaping (MeshLinkError?) -> Void) {
+        bus?.call(BlueZNames.bus, "/", BlueZNames.objectManager, "GetManagedObjects") { [self] result in
             switch result {
             case .failure(let error):
                 done(startError(error, doing: "GetManagedObjects"))
@@ -125,6 +142,7 @@ final class BlueZEngine: @unchecked Sendable {
             [.objectPath(BlueZObjects.applicationRoot), .properties([:])]
         ) { [self] result in
             if case .failure(let error) = result { return done(startError(error, doing: "RegisterApplication")) }
+            applicationRegistered = true
             registerAdvertisement { [self] error in
                 if let error { return done(startError(error, doing: "RegisterAdvertisement")) }
                 startDiscovery(done: done)
@@ -163,12 +181,15 @@ final class BlueZEngine: @unchecked Sendable {
     /// Unregisters, disconnects our central connections, reports every link down.
     func stop() {
         guard let bus else { return }
+        let wasRunning = running
         running = false
         if advertisementRegistered {
             bus.call(BlueZNames.bus, adapterPath, BlueZNames.advertisingManager, "UnregisterAdvertisement", [.objectPath(BlueZObjects.advertisement)]) { _ in }
         }
-        bus.call(BlueZNames.bus, adapterPath, BlueZNames.gattManager, "UnregisterApplication", [.objectPath(BlueZObjects.applicationRoot)]) { _ in }
-        bus.call(BlueZNames.bus, adapterPath, BlueZNames.adapter, "StopDiscovery") { _ in }
+        if applicationRegistered {
+            bus.call(BlueZNames.bus, adapterPath, BlueZNames.gattManager, "UnregisterApplication", [.objectPath(BlueZObjects.applicationRoot)]) { _ in }
+        }
+        if wasRunning { bus.call(BlueZNames.bus, adapterPath, BlueZNames.adapter, "StopDiscovery") { _ in } }
         for link in centralLinks.values.sorted(by: { $0.link < $1.link }) {
             bus.call(BlueZNames.bus, link.device, BlueZNames.device, "Disconnect") { _ in }
             closeCentral(link)
@@ -420,8 +441,20 @@ final class BlueZEngine: @unchecked Sendable {
         }
     }
 
+    /// bluetoothd restarted or went away: what it told us is void.
+    private func bluezOwnerChanged(_ signal: DBusMessage) {
+        guard let arguments = try? signal.readAll(), arguments.count == 3, arguments[0].stringValue == BlueZNames.bus else { return }
+        let owner = arguments[2].stringValue ?? ""
+        bluezOwner = owner.isEmpty ? nil : owner
+        guard owner.isEmpty, !adapterPath.isEmpty else { return }
+        adapterGone()
+        objects = [:]
+        advertisementRegistered = false
+        applicationRegistered = false
+    }
+
     private func handleSignal(_ signal: DBusMessage) {
-        guard let path = signal.path, path.hasPrefix("/org/bluez") || path == "/" else { return }
+        guard let sender = signal.sender, sender == bluezOwner, let path = signal.path else { return }
         guard let arguments = try? signal.readAll() else { return }
         defer { for fd in arguments.flatMap(\.descriptors) { Glibc.close(fd) } }
         switch (signal.interface, signal.member) {

@@ -54,13 +54,27 @@ final class DBusConnection {
     deinit { close() }
 
     /// Flushes what is queued and drops the connection; its slots release their callbacks.
+    /// Called from a callback (inside `process`), it takes effect when `process` returns: sd-bus
+    /// must not be freed under its own dispatcher.
     func close() {
+        guard bus != nil else { return }
+        if processing {
+            closeRequested = true
+            return
+        }
+        closeNow()
+    }
+
+    private func closeNow() {
         guard let bus else { return }
         self.bus = nil
         sd_bus_flush_close_unref(bus)
     }
 
-    var isOpen: Bool { bus != nil }
+    private var processing = false
+    private var closeRequested = false
+
+    var isOpen: Bool { bus != nil && !closeRequested }
 
     /// This connection's unique name (`:1.42`).
     var uniqueName: String? {
@@ -87,12 +101,21 @@ final class DBusConnection {
 
     /// Processes everything ready; false when the connection is gone.
     func process() -> Bool {
-        guard let bus else { return false }
-        while true {
+        guard let bus, !processing else { return bus != nil }
+        processing = true
+        var alive = true
+        while !closeRequested {
             let r = sd_bus_process(bus, nil)
-            if r < 0 { return false }
-            if r == 0 { return true }
+            if r < 0 { alive = false; break }
+            if r == 0 { break }
         }
+        processing = false
+        if closeRequested {
+            closeRequested = false
+            closeNow()
+            return false
+        }
+        return alive
     }
 
     // MARK: Calls

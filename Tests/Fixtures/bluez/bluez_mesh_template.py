@@ -200,7 +200,8 @@ def app_characteristic(uuid):
 def CentralWrite(self, device, value, mtu):
     '''A central's write-without-response on 0002, as bluetoothd passes it on.'''
     char, _ = app_characteristic(INBOUND_UUID)
-    options = {'device': dbus.ObjectPath(device), 'mtu': dbus.UInt16(mtu), 'type': dbus.String('command')}
+    options = dbus.Dictionary({'device': dbus.ObjectPath(device), 'mtu': dbus.UInt16(mtu), 'type': dbus.String('command')},
+                              signature='sv')
     char.WriteValue(dbus.ByteArray(bytes(value)), options, dbus_interface=CHAR_IFACE)
 
 
@@ -255,7 +256,8 @@ def close_socket(fd):
 def CentralAcquireNotify(self, device, mtu):
     '''AcquireNotify on 0003 with a central's options; returns the MTU our node answered.'''
     char, _ = app_characteristic(OUTBOUND_UUID)
-    options = {'device': dbus.ObjectPath(device), 'mtu': dbus.UInt16(mtu), 'link': dbus.String('LE')}
+    options = dbus.Dictionary({'device': dbus.ObjectPath(device), 'mtu': dbus.UInt16(mtu), 'link': dbus.String('LE')},
+                              signature='sv')
     fd, answered = char.AcquireNotify(options, dbus_interface=CHAR_IFACE)
     fd = fd.take()
     STATE['central_fds'][str(device)] = fd
