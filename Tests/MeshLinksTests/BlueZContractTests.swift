@@ -316,6 +316,42 @@ final class BlueZContractTests: XCTestCase {
         }
     }
 
+    func testAtMostFourCentralConnectionsAndStopDisconnectsThem() async throws {
+        try await bounded(60) {
+            let (mock, transport, events) = try await BlueZContractTests.startWorld(shortID: [0x00, 0x00, 0x00, 0x01])
+            var devices: [String] = []
+            for index in 1...5 {
+                let device = try XCTUnwrap(mock.call("AddNode", [
+                    .string("hci0"), .string("AA:BB:CC:DD:EF:0\(index)"), .bytes([0x01, 0x10, 0x00, 0x00, UInt8(index), 0x01]),
+                    .uint16(185), .string("acquire"),
+                ]).first?.stringValue)
+                devices.append(device)
+            }
+            let isCentralUp: (TransportEvent) -> Bool = {
+                if case .linkUp(let link, _) = $0 { return link != BlueZTransport.notifyLink }
+                return false
+            }
+            try await mock.waitUntil("four central links") { events.all.filter(isCentralUp).count == 4 }
+            try await Task.sleep(for: .seconds(1))
+            XCTAssertEqual(events.all.filter(isCentralUp).count, 4)
+            let connects = mock.callLog.filter { $0.hasPrefix("Connect ") }
+            XCTAssertEqual(connects.count, 4, "\(connects)")
+            XCTAssertEqual(Set(events.all.compactMap { event -> LinkID? in
+                if case .linkUp(let link, _) = event, link != BlueZTransport.notifyLink { return link }
+                return nil
+            }).count, 4, "one link id per connection")
+
+            await transport.stop()
+            try await mock.waitUntil("disconnects and links down") {
+                mock.callLog.filter { $0.hasPrefix("Disconnect ") }.count == 4
+                    && events.all.filter { if case .linkDown = $0 { return true } else { return false } }.count == 4
+            }
+            let disconnects = mock.callLog.filter { $0.hasPrefix("Disconnect ") }
+            XCTAssertEqual(Set(disconnects.map { String($0.dropFirst("Disconnect ".count)) }), Set(connects.map { String($0.dropFirst("Connect ".count)) }))
+            XCTAssertEqual(Set(devices).intersection(disconnects.map { String($0.dropFirst("Disconnect ".count)) }).count, 4)
+        }
+    }
+
     // MARK: Errors
 
     func testNoBlueZOnTheBusIsNoAdapter() async throws {
@@ -357,6 +393,30 @@ final class BlueZContractTests: XCTestCase {
                 XCTAssertTrue(message.contains("hci1") && message.contains("hci0"), message)
             }
             XCTAssertTrue(mock.callLog.isEmpty, "\(mock.callLog)")
+        }
+    }
+
+    func testAnAdapterThatCannotBePoweredIsNoAdapter() async throws {
+        try await bounded(30) {
+            let bus = try await PrivateBus()
+            let mock = try await MockBlueZ(bus: bus, adapters: ["hci0"], powered: false, powerable: false)
+            do {
+                _ = try await BlueZTransport.start(busAddress: bus.address, shortID: [1, 2, 3, 4])
+                XCTFail("started on an adapter that stays off")
+            } catch MeshLinkError.noAdapter(let message) {
+                XCTAssertTrue(message.contains("hci0") && message.contains("cannot be powered"), message)
+                XCTAssertTrue(message.contains("rfkill"), message)
+            }
+            XCTAssertFalse(mock.callLog.contains { $0.hasPrefix("RegisterApplication") })
+        }
+    }
+
+    func testAnUnreachableBusIsNoAdapter() async throws {
+        do {
+            _ = try await BlueZTransport.start(busAddress: "unix:path=/nonexistent/burrow-test-bus", shortID: [1, 2, 3, 4])
+            XCTFail("started without a bus")
+        } catch MeshLinkError.noAdapter(let message) {
+            XCTAssertTrue(message.contains("--mesh udp:"), message)
         }
     }
 

@@ -65,8 +65,12 @@ final class PrivateBus: @unchecked Sendable {
         address = try await daemon.waitForLine(prefix: "unix:", timeout: .seconds(10))
     }
 
+    /// Ends the daemon at once. SIGKILL, not `PeerProcess.stop`'s SIGTERM: children of the test
+    /// runner inherit its blocked signal mask, so a SIGTERM would only wait out the timeout.
+    func stop() { daemon.kill() }
+
     deinit {
-        daemon.stop()
+        stop()
         try? FileManager.default.removeItem(at: directory)
     }
 }
@@ -79,10 +83,12 @@ final class MockBlueZ: @unchecked Sendable {
     private let client: DBusConnection
     private let lock = NSLock()
 
-    /// `adapters`: the adapters bluetoothd reports; `powered`: whether they start powered.
-    init(bus: PrivateBus, adapters: [String] = ["hci0"], powered: Bool = true) async throws {
+    /// `adapters`: the adapters bluetoothd reports; `powered`: whether they start powered;
+    /// `powerable`: whether powering one on works (false: refused, as with rfkill).
+    init(bus: PrivateBus, adapters: [String] = ["hci0"], powered: Bool = true, powerable: Bool = true) async throws {
         self.bus = bus
-        let parameters = "{\"adapters\": [\(adapters.map { "\"\($0)\"" }.joined(separator: ","))], \"powered\": \(powered)}"
+        let names = adapters.map { "\"\($0)\"" }.joined(separator: ",")
+        let parameters = "{\"adapters\": [\(names)], \"powered\": \(powered), \"powerable\": \(powerable)}"
         var environment = ProcessInfo.processInfo.environment
         environment["DBUS_SYSTEM_BUS_ADDRESS"] = bus.address
         environment["DBUS_SESSION_BUS_ADDRESS"] = bus.address
@@ -106,7 +112,7 @@ final class MockBlueZ: @unchecked Sendable {
         }
     }
 
-    deinit { process.stop() }
+    deinit { process.kill() }
 
     /// Calls a method of the mock's control interface (or another interface on org.bluez).
     @discardableResult

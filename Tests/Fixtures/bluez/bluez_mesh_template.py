@@ -2,7 +2,8 @@
 
 Run as `/usr/bin/python3 -m dbusmock --template bluez_mesh_template.py -p '{"adapters": ["hci0"]}'`
 on a private bus (DBUS_SYSTEM_BUS_ADDRESS). Parameters: "adapters" (default ["hci0"]; [] for
-none), "powered" (default true).
+none), "powered" (default true), "powerable" (default true; false: setting Powered fails as with
+rfkill).
 
 Like bluetoothd it
 * exports Adapter1 + GattManager1 + LEAdvertisingManager1 on /org/bluez/hciN;
@@ -68,6 +69,18 @@ def bus():
 
 def emit_changed(obj, iface, changed):
     obj.EmitSignal(PROPS_IFACE, 'PropertiesChanged', 'sa{sv}as', [iface, changed, []])
+
+
+# dbusmock's own Properties.Set, which the one below wraps for every mock object.
+_ORIGINAL_SET = mockobject.DBusMockObject.Set
+
+
+@dbus.service.method(PROPS_IFACE, in_signature='ssv', out_signature='')
+def Set(self, interface, name, value):
+    '''As bluetoothd with the radio blocked by rfkill: powering an adapter on fails.'''
+    if interface == ADAPTER_IFACE and name == 'Powered' and bool(value) and not STATE['powerable']:
+        raise dbus.exceptions.DBusException('Blocked through rfkill', name='org.bluez.Error.Failed')
+    return _ORIGINAL_SET(self, interface, name, value)
 
 
 # --- the adapter (module-level methods with sender_keyword are attached to every mock object) ---
@@ -150,6 +163,7 @@ def add_adapter(mock, name, powered):
 
 
 def load(mock, parameters):
+    STATE['powerable'] = parameters.get('powerable', True)
     for name in parameters.get('adapters', ['hci0']):
         add_adapter(mock, name, parameters.get('powered', True))
 
