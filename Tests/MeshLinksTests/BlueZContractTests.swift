@@ -36,6 +36,7 @@ final class BlueZContractTests: XCTestCase {
             let log = mock.callLog
             XCTAssertTrue(log.contains("RegisterApplication /org/bluez/hci0"), "\(log)")
             XCTAssertTrue(log.contains("RegisterAdvertisement /org/bluez/hci0"), "\(log)")
+            XCTAssertTrue(log.contains("SetDiscoveryFilter /org/bluez/hci0"), "\(log)")
             XCTAssertTrue(log.contains("StartDiscovery /org/bluez/hci0"), "\(log)")
 
             // The object tree bluetoothd reads back with GetManagedObjects.
@@ -208,6 +209,34 @@ final class BlueZContractTests: XCTestCase {
                 try await transport.send([1], on: link)
                 XCTFail("sent on a link that is down")
             } catch MeshLinkError.frameRejected {}
+            await transport.stop()
+        }
+    }
+
+    func testOnlyBluetoothdMayWriteOrSubscribeButAnyoneMayReadProperties() async throws {
+        try await bounded(60) {
+            let (mock, transport, events) = try await BlueZContractTests.startWorld()
+            let node = try XCTUnwrap(mock.call("AppOwner").first?.stringValue)
+            XCTAssertTrue(node.hasPrefix(":"), node)
+            // Another process on the bus (the test's client) is not bluetoothd.
+            XCTAssertThrowsError(try mock.call(destination: node, BlueZObjects.inbound, "org.bluez.GattCharacteristic1", "WriteValue", [
+                .bytes([1, 2, 3]), .properties(["device": .objectPath("/org/bluez/hci0/dev_66_66_66_66_66_66")]),
+            ])) { XCTAssertTrue("\($0)".contains("NotAuthorized"), "\($0)") }
+            XCTAssertThrowsError(try mock.call(destination: node, BlueZObjects.outbound, "org.bluez.GattCharacteristic1", "StartNotify")) {
+                XCTAssertTrue("\($0)".contains("NotAuthorized"), "\($0)")
+            }
+            let uuid = try mock.call(destination: node, BlueZObjects.outbound, "org.freedesktop.DBus.Properties", "Get", [
+                .string("org.bluez.GattCharacteristic1"), .string("UUID"),
+            ])
+            XCTAssertEqual(uuid.first?.stringValue, "3fbe0003-b015-4ed5-aa45-fcefd7872a63")
+            XCTAssertThrowsError(try mock.call(destination: node, BlueZObjects.outbound, "org.freedesktop.DBus.Properties", "Get", [
+                .string("org.bluez.GattCharacteristic1"), .string("NoSuchProperty"),
+            ]))
+            XCTAssertThrowsError(try mock.call(destination: node, "/org/burrow/mesh/nothing", "org.freedesktop.DBus.Properties", "GetAll", [
+                .string("org.bluez.GattCharacteristic1"),
+            ]))
+            try await Task.sleep(for: .milliseconds(200))
+            XCTAssertTrue(events.all.isEmpty, "\(events.all)")
             await transport.stop()
         }
     }

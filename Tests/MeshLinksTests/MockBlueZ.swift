@@ -122,6 +122,14 @@ final class MockBlueZ: @unchecked Sendable {
         return try client.callBlocking("org.bluez", path, interface, member, arguments)
     }
 
+    /// Calls any bus name (our node, as a process other than bluetoothd would).
+    @discardableResult
+    func call(destination: String, _ path: String, _ interface: String, _ member: String, _ arguments: [DBusValue] = []) throws -> [DBusValue] {
+        lock.lock()
+        defer { lock.unlock() }
+        return try client.callBlocking(destination, path, interface, member, arguments)
+    }
+
     var callLog: [String] { (try? call("CallLog").first?.stringsValue) ?? [] }
 
     /// Waits until `condition` holds, polling; fails the wait after `timeout`.

@@ -282,9 +282,13 @@ final class BlueZEngine: @unchecked Sendable {
         }
         defer { for fd in arguments.flatMap(\.descriptors) { Glibc.close(fd) } }
         let interfaces = exportedInterfaces(at: path)
+        // Frames and subscriptions come from bluetoothd only; anyone may read properties.
+        guard let interfaces else { return bus.replyError(to: call, name: DBusError.unknownObject, message: path) }
+        if interface == BlueZNames.gattCharacteristic || interface == BlueZNames.advertisement, call.sender != bluezOwner {
+            return bus.replyError(to: call, name: "org.bluez.Error.NotAuthorized", message: "only bluetoothd may call \(member)")
+        }
         switch (interface, member) {
         case (BlueZNames.introspectable, "Introspect"):
-            guard let interfaces else { return bus.replyError(to: call, name: DBusError.unknownObject, message: path) }
             bus.reply(to: call, [.string(BlueZIntrospection.xml(path: path, interfaces: interfaces.keys.sorted(), children: children(of: path)))])
         case (BlueZNames.objectManager, "GetManagedObjects") where path == BlueZObjects.applicationRoot:
             bus.reply(to: call, [gatt.managedObjects])
@@ -292,13 +296,13 @@ final class BlueZEngine: @unchecked Sendable {
             guard let name = arguments.first?.stringValue, arguments.count == 2, let property = arguments[1].stringValue else {
                 return bus.replyError(to: call, name: DBusError.invalidArgs, message: "Get takes (ss)")
             }
-            guard let value = interfaces?[name]?[property] else {
+            guard let value = interfaces[name]?[property] else {
                 return bus.replyError(to: call, name: DBusError.unknownProperty, message: "\(name).\(property)")
             }
             bus.reply(to: call, [.variant(value)])
         case (BlueZNames.properties, "GetAll"):
             guard let name = arguments.first?.stringValue else { return bus.replyError(to: call, name: DBusError.invalidArgs, message: "GetAll takes (s)") }
-            bus.reply(to: call, [.properties(interfaces?[name] ?? [:])])
+            bus.reply(to: call, [.properties(interfaces[name] ?? [:])])
         case (BlueZNames.properties, "Set"):
             bus.replyError(to: call, name: "org.freedesktop.DBus.Error.PropertyReadOnly", message: "read-only")
         case (BlueZNames.gattCharacteristic, "ReadValue") where path == BlueZObjects.outbound:
@@ -326,7 +330,6 @@ final class BlueZEngine: @unchecked Sendable {
             advertisementRegistered = false
             bus.reply(to: call)
         default:
-            if interfaces == nil { return bus.replyError(to: call, name: DBusError.unknownObject, message: path) }
             bus.replyError(to: call, name: DBusError.unknownMethod, message: "\(interface).\(member) on \(path)")
         }
     }

@@ -80,6 +80,13 @@ public final class BlueZTransport: MeshTransport {
         self.engine = engine
     }
 
+    /// A transport dropped without `stop` still unregisters and ends its thread.
+    deinit {
+        let engine = self.engine
+        loop.execute { engine.stop() }
+        loop.stop()
+    }
+
     /// Writes one frame: a write-without-response on a central link, a notification to every
     /// subscribed central on `notifyLink`. Over the link's MTU or on an unknown link:
     /// `MeshLinkError.frameRejected`. A frame the radio has no room for is dropped, like a lost one.

@@ -64,7 +64,8 @@ def log_call(member, path):
 
 
 def bus():
-    return dbus.SystemBus()
+    '''The connection that owns org.bluez: bluetoothd calls applications from its own name.'''
+    return mockobject.objects['/'].connection
 
 
 def emit_changed(obj, iface, changed):
@@ -186,6 +187,12 @@ def Advertisement(self):
     result['registrations'] = dbus.UInt32(STATE['adv_registrations'], variant_level=1)
     result['unregistrations'] = dbus.UInt32(STATE['adv_unregistrations'], variant_level=1)
     return dbus.Dictionary(result, signature='sv')
+
+
+@dbus.service.method(MOCK_IFACE, in_signature='', out_signature='s')
+def AppOwner(self):
+    '''The unique bus name that registered the application.'''
+    return STATE['app'][0] if STATE['app'] else ''
 
 
 @dbus.service.method(MOCK_IFACE, in_signature='', out_signature='as')
