@@ -84,6 +84,18 @@ final class BlueZContractTests: XCTestCase {
             XCTAssertEqual(again["registrations"]?.intValue, 2)
             XCTAssertEqual(again["unregistrations"]?.intValue, 1)
 
+            // Overlapping re-registrations are serialised: both succeed, one advertisement stays.
+            async let first: Void = transport.advertise(shortID: [0x01, 0x01, 0x01, 0x01], inviteOpen: false)
+            async let second: Void = transport.advertise(shortID: [0x02, 0x02, 0x02, 0x02], inviteOpen: false)
+            _ = try await (first, second)
+            let settled = try XCTUnwrap(mock.call("Advertisement").first?.dictValue)
+            let settledData = settled["ServiceData"]?.dictValue?[BlueZContractTests.serviceUUID]?.bytesValue
+            XCTAssertTrue(settledData == [0x01, 0x01, 0x01, 0x01, 0x01, 0x01] || settledData == [0x01, 0x02, 0x02, 0x02, 0x02, 0x01], "\(String(describing: settledData))")
+            let registrations = try XCTUnwrap(settled["registrations"]?.intValue)
+            let unregistrations = try XCTUnwrap(settled["unregistrations"]?.intValue)
+            XCTAssertEqual(registrations - unregistrations, 1)
+            XCTAssertGreaterThanOrEqual(registrations, 3)
+
             do {
                 try await transport.advertise(shortID: [1, 2, 3], inviteOpen: false)
                 XCTFail("a 3-byte short id was accepted")
@@ -94,7 +106,8 @@ final class BlueZContractTests: XCTestCase {
                 let log = mock.callLog
                 return log.contains("UnregisterApplication /org/bluez/hci0") && log.contains("StopDiscovery /org/bluez/hci0")
             }
-            XCTAssertEqual(try mock.call("Advertisement").first?.dictValue?["unregistrations"]?.intValue, 2)
+            let final = try XCTUnwrap(mock.call("Advertisement").first?.dictValue)
+            XCTAssertEqual(final["registrations"]?.intValue, final["unregistrations"]?.intValue, "unregistered at stop")
             do {
                 try await transport.send([1], on: BlueZTransport.notifyLink)
                 XCTFail("send after stop")

@@ -16,6 +16,9 @@ final class BlueZEngine: @unchecked Sendable {
     private var advertisement: MeshAdvertisement
     private var inviteOpen: Bool
     private var advertisementRegistered = false
+    /// `advertise` callers waiting for the re-registration under way, and for the next one.
+    private var advertisementInFlight: [(MeshLinkError?) -> Void] = []
+    private var advertisementQueued: [(MeshLinkError?) -> Void] = []
 
     /// The unique name owning `org.bluez`: only its signals are believed.
     private var bluezOwner: String?
@@ -200,6 +203,11 @@ final class BlueZEngine: @unchecked Sendable {
         }
         notifyLink = NotifyLinkState()
         updateNotifyLink()
+        // Replies still outstanding will never come: answer their waiters now.
+        let waiters = advertisementInFlight + advertisementQueued
+        advertisementInFlight = []
+        advertisementQueued = []
+        for waiter in waiters { waiter(.notRunning) }
         _ = bus.process()
         bus.close()
         self.bus = nil
@@ -217,15 +225,28 @@ final class BlueZEngine: @unchecked Sendable {
         reregisterAdvertisement(done: done)
     }
 
+    /// Re-registrations run one at a time (bluetoothd refuses a second registration of the same
+    /// object); requests arriving meanwhile share the next round, which reads the latest data.
     private func reregisterAdvertisement(done: @escaping (MeshLinkError?) -> Void) {
-        guard let bus, running else { return done(.notRunning) }
-        let register = { [self] in
-            registerAdvertisement { [self] error in done(error.map { startError($0, doing: "RegisterAdvertisement") }) }
+        guard bus != nil, running else { return done(.notRunning) }
+        advertisementQueued.append(done)
+        if advertisementInFlight.isEmpty { runAdvertisementUpdate() }
+    }
+
+    private func runAdvertisementUpdate() {
+        guard let bus, !advertisementQueued.isEmpty else { return }
+        advertisementInFlight = advertisementQueued
+        advertisementQueued = []
+        let finish: (DBusError?) -> Void = { [self] error in
+            let waiters = advertisementInFlight
+            advertisementInFlight = []
+            for waiter in waiters { waiter(error.map { startError($0, doing: "RegisterAdvertisement") }) }
+            runAdvertisementUpdate()
         }
-        guard advertisementRegistered else { return register() }
+        guard advertisementRegistered else { return registerAdvertisement(finish) }
         advertisementRegistered = false
-        bus.call(BlueZNames.bus, adapterPath, BlueZNames.advertisingManager, "UnregisterAdvertisement", [.objectPath(BlueZObjects.advertisement)]) { _ in
-            register()
+        bus.call(BlueZNames.bus, adapterPath, BlueZNames.advertisingManager, "UnregisterAdvertisement", [.objectPath(BlueZObjects.advertisement)]) { [self] _ in
+            registerAdvertisement(finish)
         }
     }
 
