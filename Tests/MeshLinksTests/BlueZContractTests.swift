@@ -129,6 +129,22 @@ final class BlueZContractTests: XCTestCase {
         }
     }
 
+    func testTheSystemBusAddressComesFromTheEnvironment() async throws {
+        try await bounded(60) {
+            let bus = try await PrivateBus()
+            let mock = try await MockBlueZ(bus: bus)
+            let previous = ProcessInfo.processInfo.environment["DBUS_SYSTEM_BUS_ADDRESS"]
+            setenv("DBUS_SYSTEM_BUS_ADDRESS", bus.address, 1)
+            defer {
+                if let previous { setenv("DBUS_SYSTEM_BUS_ADDRESS", previous, 1) } else { unsetenv("DBUS_SYSTEM_BUS_ADDRESS") }
+            }
+            // No address: the system bus, which DBUS_SYSTEM_BUS_ADDRESS points at the private one.
+            let transport = try await BlueZTransport.start(shortID: [1, 2, 3, 4])
+            XCTAssertTrue(mock.callLog.contains("RegisterApplication /org/bluez/hci0"), "\(mock.callLog)")
+            await transport.stop()
+        }
+    }
+
     // MARK: Peripheral role: the notify link
 
     func testCentralWritesArriveOnTheNotifyLinkAndNotificationsReachSubscribers() async throws {
