@@ -302,9 +302,10 @@ final class BlueZEngine: @unchecked Sendable {
             return bus.replyError(to: call, name: DBusError.invalidArgs, message: "\(error)")
         }
         defer { for fd in arguments.flatMap(\.descriptors) { Glibc.close(fd) } }
-        let interfaces = exportedInterfaces(at: path)
+        guard let interfaces = exportedInterfaces(at: path) else {
+            return bus.replyError(to: call, name: DBusError.unknownObject, message: path)
+        }
         // Frames and subscriptions come from bluetoothd only; anyone may read properties.
-        guard let interfaces else { return bus.replyError(to: call, name: DBusError.unknownObject, message: path) }
         if interface == BlueZNames.gattCharacteristic || interface == BlueZNames.advertisement, call.sender != bluezOwner {
             return bus.replyError(to: call, name: "org.bluez.Error.NotAuthorized", message: "only bluetoothd may call \(member)")
         }
@@ -359,7 +360,7 @@ final class BlueZEngine: @unchecked Sendable {
         switch path {
         case BlueZObjects.applicationRoot: return [BlueZNames.objectManager: [:]]
         case BlueZObjects.advertisement: return [BlueZNames.advertisement: advertisement.properties]
-        case BlueZObjects.advertisementRoot, "/org/burrow": return [:]
+        case BlueZObjects.advertisementRoot: return [:]
         default: return gatt.interfaces(at: path)
         }
     }
