@@ -35,6 +35,8 @@ let package = Package(
         .systemLibrary(name: "CSodium", pkgConfig: "libsodium", providers: [.apt(["libsodium-dev"])]),
         .systemLibrary(name: "CSQLCipher", pkgConfig: "sqlcipher", providers: [.apt(["libsqlcipher-dev"])]),
         .systemLibrary(name: "CBlueZ", pkgConfig: "bluez", providers: [.apt(["libbluetooth-dev"])]),
+        // sd-bus, for the BlueZ link layer (mesh.md 11.1): bluetoothd is driven over D-Bus.
+        .systemLibrary(name: "CSystemd", pkgConfig: "libsystemd", providers: [.apt(["libsystemd-dev"])]),
 
         // Protocol cores (sans-I/O).
         .target(
@@ -60,11 +62,12 @@ let package = Package(
             dependencies: ["Nostr", "Marmot", "CSodium", .product(name: "Crypto", package: "swift-crypto")],
             swiftSettings: swift6
         ),
-        // The mesh's loopback radio (mesh.md 11.2): a `MeshTransport` over UDP on 127.0.0.1.
+        // The mesh's link layers: the loopback radio (mesh.md 11.2, UDP on 127.0.0.1) and BlueZ over
+        // D-Bus (11.1, sd-bus).
         .target(
             name: "MeshLinks",
             dependencies: [
-                "Mesh", .product(name: "NIOCore", package: "swift-nio"), .product(name: "NIOPosix", package: "swift-nio"),
+                "Mesh", "CSystemd", .product(name: "NIOCore", package: "swift-nio"), .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
             ],
             swiftSettings: swift6
@@ -201,6 +204,8 @@ let package = Package(
         ),
         .testTarget(name: "BurrowCLITests", dependencies: ["TestSupport", "Nostr", "Marmot", "Node"], swiftSettings: swift6),
         .testTarget(name: "MeshTests", dependencies: ["TestSupport", "Mesh", "Nostr"], swiftSettings: swift6),
+        // The BlueZ link layer against a mock org.bluez (python-dbusmock) on a private dbus-daemon.
+        .testTarget(name: "MeshLinksTests", dependencies: ["TestSupport", "MeshLinks", "Mesh", "CSystemd"], swiftSettings: swift6),
         .testTarget(name: "FuzzSmokeTests", dependencies: ["TestSupport", "FuzzTargets", "MLS", "Marmot", "Nostr"], swiftSettings: swift6),
     ]
 )

@@ -3,17 +3,6 @@ import NIOConcurrencyHelpers
 import NIOCore
 import NIOPosix
 
-/// What the loopback radio can fail with (`burrow run --mesh udp:…` maps these to CLI codes).
-public enum MeshLinkError: Error, Equatable, Sendable {
-    /// `mesh_port_in_use`: the port to bind is taken.
-    case portInUse(Int)
-    /// A port or MTU outside its range, or a port listed twice.
-    case invalidLink(String)
-    /// A frame over the link's MTU, or for a link that does not exist: a caller bug.
-    case frameRejected
-    case notRunning
-}
-
 /// One peer of the loopback radio: a UDP port on 127.0.0.1 and the link's MTU (20–509, 185
 /// by default), as in `--mesh udp:PORT,N1[/MTU],…`.
 public struct UDPPeer: Sendable, Hashable {

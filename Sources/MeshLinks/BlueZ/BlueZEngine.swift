@@ -1,0 +1,716 @@
+import CSystemd
+import Glibc
+import Mesh
+
+/// The BlueZ link layer's state and logic, confined to its `BusLoop` thread: the D-Bus
+/// connection, the cached `org.bluez` object tree, the exported GATT application and
+/// advertisement, the central connections and the notify link. `BlueZTransport` posts work here.
+final class BlueZEngine: @unchecked Sendable {
+    private let loop: BusLoop
+    private let continuation: AsyncStream<TransportEvent>.Continuation
+    private var bus: DBusConnection?
+
+    /// The adapter asked for (`hci1`), nil for the first one.
+    private let requestedAdapter: String?
+    private(set) var adapterPath = ""
+    private var advertisement: MeshAdvertisement
+    private var inviteOpen: Bool
+    private var advertisementRegistered = false
+    /// `advertise` callers waiting for the re-registration under way, and for the next one.
+    private var advertisementInFlight: [(MeshLinkError?) -> Void] = []
+    private var advertisementQueued: [(MeshLinkError?) -> Void] = []
+
+    /// The unique name owning `org.bluez`: only its signals are believed.
+    private var bluezOwner: String?
+    private var applicationRegistered = false
+    /// `org.bluez`'s objects: path → interface → properties.
+    private var objects: [String: [String: [String: DBusValue]]] = [:]
+
+    private var gatt = GattApplicationState()
+    private var notifyLink = NotifyLinkState()
+    private var notifyLinkAnnounced: (up: Bool, mtu: Int) = (false, 0)
+
+    private var phases: [String: CentralPhase] = [:]
+    private var centralLinks: [LinkID: CentralLink] = [:]
+    private var nextLinkValue: UInt32 = 1
+    private var running = false
+
+    init(loop: BusLoop, continuation: AsyncStream<TransportEvent>.Continuation, adapter: String?, shortID: [UInt8], inviteOpen: Bool) {
+        self.loop = loop
+        self.continuation = continuation
+        requestedAdapter = adapter
+        self.inviteOpen = inviteOpen
+        advertisement = MeshAdvertisement(shortID: shortID, freeSlot: true, inviteOpen: inviteOpen)
+    }
+
+    // MARK: Start
+
+    /// Connects, checks the adapter, registers the application and advertisement, starts
+    /// discovery; `done` gets nil or the error that stops the start.
+    func start(busAddress: String?, done: @escaping (MeshLinkError?) -> Void) {
+        let bus: DBusConnection
+        do {
+            bus = try DBusConnection(address: busAddress)
+            try bus.exportSubtree(BlueZObjects.applicationRoot) { [self] in handleMethodCall($0) }
+            try bus.exportSubtree(BlueZObjects.advertisementRoot) { [self] in handleMethodCall($0) }
+            try bus.addMatch("type='signal',interface='\(BlueZNames.objectManager)'") { [self] in handleSignal($0) }
+            try bus.addMatch("type='signal',interface='\(BlueZNames.properties)',member='PropertiesChanged'") { [self] in
+                handleSignal($0)
+            }
+            try bus.addMatch(
+                "type='signal',sender='org.freedesktop.DBus',interface='org.freedesktop.DBus',member='NameOwnerChanged',arg0='\(BlueZNames.bus)'"
+            ) { [self] in bluezOwnerChanged($0) }
+        } catch let error as DBusError {
+            if error.isAccessDenied { return done(.bluetoothDenied("the D-Bus system bus refused us: \(error.message)")) }
+            return done(.noAdapter("no D-Bus system bus to reach bluetoothd (\(error.message)); use --mesh udp:PORT,PEER… instead"))
+        } catch {
+            return done(.noAdapter("\(error)"))
+        }
+        self.bus = bus
+        loop.connection = bus
+        bus.call("org.freedesktop.DBus", "/org/freedesktop/DBus", "org.freedesktop.DBus", "GetNameOwner", [.string(BlueZNames.bus)]) { [self] result in
+            switch result {
+            case .failure(let error): done(startError(error, doing: "GetNameOwner"))
+            case .success(let values):
+                bluezOwner = values.first?.stringValue
+                readObjects(done: done)
+            }
+        }
+    }
+
+    private func readObjects(done: @escaping (MeshLinkError?) -> Void) {
+        bus?.call(BlueZNames.bus, "/", BlueZNames.objectManager, "GetManagedObjects") { [self] result in
+            switch result {
+            case .failure(let error):
+                done(startError(error, doing: "GetManagedObjects"))
+            case .success(let values):
+                cacheObjects(values.first)
+                if let problem = chooseAdapter() { return done(problem) }
+                powerAdapter(done: done)
+            }
+        }
+    }
+
+    /// Maps a D-Bus failure during start to a link error.
+    private func startError(_ error: DBusError, doing what: String) -> MeshLinkError {
+        if error.isAccessDenied { return .bluetoothDenied("\(what) on org.bluez: \(error.message)") }
+        if error.name == DBusError.serviceUnknown || error.name == DBusError.nameHasNoOwner {
+            return .noAdapter("org.bluez is not on the bus (is bluetoothd running?); use --mesh udp:PORT,PEER… to run the mesh without Bluetooth")
+        }
+        return .bluez("\(what): \(error)")
+    }
+
+    private func chooseAdapter() -> MeshLinkError? {
+        let adapters = objects.keys.filter { objects[$0]?[BlueZNames.adapter] != nil }.sorted()
+        guard !adapters.isEmpty else {
+            return .noAdapter("bluetoothd reports no Bluetooth adapter; use --mesh udp:PORT,PEER… to run the mesh without one")
+        }
+        let chosen: String
+        if let requestedAdapter {
+            guard let match = adapters.first(where: { $0.split(separator: "/").last.map(String.init) == requestedAdapter }) else {
+                let names = adapters.compactMap { $0.split(separator: "/").last }.joined(separator: ", ")
+                return .noAdapter("no Bluetooth adapter \(requestedAdapter) (present: \(names)); use --mesh bluez:NAME or --mesh udp:PORT,PEER…")
+            }
+            chosen = match
+        } else {
+            chosen = adapters[0]
+        }
+        let interfaces = objects[chosen] ?? [:]
+        let name = chosen.split(separator: "/").last.map(String.init) ?? chosen
+        for needed in [BlueZNames.gattManager, BlueZNames.advertisingManager] where interfaces[needed] == nil {
+            return .noAdapter("adapter \(name) has no \(needed) (no Bluetooth LE support); use --mesh udp:PORT,PEER…")
+        }
+        adapterPath = chosen
+        return nil
+    }
+
+    var adapterName: String { adapterPath.split(separator: "/").last.map(String.init) ?? "" }
+
+    private func powerAdapter(done: @escaping (MeshLinkError?) -> Void) {
+        if objects[adapterPath]?[BlueZNames.adapter]?["Powered"]?.boolValue == true { return registerApplication(done: done) }
+        bus?.call(BlueZNames.bus, adapterPath, BlueZNames.properties, "Set", [
+            .string(BlueZNames.adapter), .string("Powered"), .variant(.bool(true)),
+        ]) { [self] result in
+            if case .failure(let error) = result {
+                if error.isAccessDenied { return done(.bluetoothDenied("powering \(adapterName): \(error.message)")) }
+                return done(.noAdapter("adapter \(adapterName) is off and cannot be powered on (\(error.message)); check rfkill, or use --mesh udp:PORT,PEER…"))
+            }
+            registerApplication(done: done)
+        }
+    }
+
+    private func registerApplication(done: @escaping (MeshLinkError?) -> Void) {
+        bus?.call(
+            BlueZNames.bus, adapterPath, BlueZNames.gattManager, "RegisterApplication",
+            [.objectPath(BlueZObjects.applicationRoot), .properties([:])]
+        ) { [self] result in
+            if case .failure(let error) = result { return done(startError(error, doing: "RegisterApplication")) }
+            applicationRegistered = true
+            registerAdvertisement { [self] error in
+                if let error { return done(startError(error, doing: "RegisterAdvertisement")) }
+                startDiscovery(done: done)
+            }
+        }
+    }
+
+    private func registerAdvertisement(_ done: @escaping (DBusError?) -> Void) {
+        bus?.call(
+            BlueZNames.bus, adapterPath, BlueZNames.advertisingManager, "RegisterAdvertisement",
+            [.objectPath(BlueZObjects.advertisement), .properties([:])]
+        ) { [self] result in
+            switch result {
+            case .success: advertisementRegistered = true; done(nil)
+            case .failure(let error): done(error)
+            }
+        }
+    }
+
+    private func startDiscovery(done: @escaping (MeshLinkError?) -> Void) {
+        let filter: [String: DBusValue] = ["UUIDs": .strings([BlueZNames.serviceUUID]), "Transport": .string("le")]
+        // A filter is an optimisation: matching happens on ServiceData either way.
+        bus?.call(BlueZNames.bus, adapterPath, BlueZNames.adapter, "SetDiscoveryFilter", [.properties(filter)]) { _ in }
+        bus?.call(BlueZNames.bus, adapterPath, BlueZNames.adapter, "StartDiscovery") { [self] result in
+            if case .failure(let error) = result, error.name != "org.bluez.Error.InProgress" {
+                return done(startError(error, doing: "StartDiscovery"))
+            }
+            running = true
+            done(nil)
+            for path in objects.keys.sorted() { considerDevice(path) }
+        }
+    }
+
+    // MARK: Stop
+
+    /// Unregisters, disconnects our central connections, reports every link down.
+    func stop() {
+        guard let bus else { return }
+        let wasRunning = running
+        running = false
+        if advertisementRegistered {
+            bus.call(BlueZNames.bus, adapterPath, BlueZNames.advertisingManager, "UnregisterAdvertisement", [.objectPath(BlueZObjects.advertisement)]) { _ in }
+        }
+        if applicationRegistered {
+            bus.call(BlueZNames.bus, adapterPath, BlueZNames.gattManager, "UnregisterApplication", [.objectPath(BlueZObjects.applicationRoot)]) { _ in }
+        }
+        if wasRunning { bus.call(BlueZNames.bus, adapterPath, BlueZNames.adapter, "StopDiscovery") { _ in } }
+        for link in centralLinks.values.sorted(by: { $0.link < $1.link }) {
+            bus.call(BlueZNames.bus, link.device, BlueZNames.device, "Disconnect") { _ in }
+            closeCentral(link)
+        }
+        for socket in notifyLink.acquiredSockets {
+            loop.unwatch(socket)
+            Glibc.close(socket)
+        }
+        notifyLink = NotifyLinkState()
+        updateNotifyLink()
+        // Replies still outstanding will never come: answer their waiters now.
+        let waiters = advertisementInFlight + advertisementQueued
+        advertisementInFlight = []
+        advertisementQueued = []
+        for waiter in waiters { waiter(.notRunning) }
+        _ = bus.process()
+        bus.close()
+        self.bus = nil
+        loop.connection = nil
+        continuation.finish()
+    }
+
+    // MARK: Advertising
+
+    /// Re-registers the advertisement with a new short id or invite flag (after a key rotation
+    /// or when an invite opens); `done` gets the error, if any.
+    func advertise(shortID: [UInt8], inviteOpen: Bool, done: @escaping (MeshLinkError?) -> Void) {
+        self.inviteOpen = inviteOpen
+        advertisement = MeshAdvertisement(shortID: shortID, freeSlot: notifyLink.hasFreeSlot, inviteOpen: inviteOpen)
+        reregisterAdvertisement(done: done)
+    }
+
+    /// Re-registrations run one at a time (bluetoothd refuses a second registration of the same
+    /// object); requests arriving meanwhile share the next round, which reads the latest data.
+    private func reregisterAdvertisement(done: @escaping (MeshLinkError?) -> Void) {
+        guard bus != nil, running else { return done(.notRunning) }
+        advertisementQueued.append(done)
+        if advertisementInFlight.isEmpty { runAdvertisementUpdate() }
+    }
+
+    private func runAdvertisementUpdate() {
+        guard let bus, !advertisementQueued.isEmpty else { return }
+        advertisementInFlight = advertisementQueued
+        advertisementQueued = []
+        let finish: (DBusError?) -> Void = { [self] error in
+            let waiters = advertisementInFlight
+            advertisementInFlight = []
+            for waiter in waiters { waiter(error.map { startError($0, doing: "RegisterAdvertisement") }) }
+            runAdvertisementUpdate()
+        }
+        guard advertisementRegistered else { return registerAdvertisement(finish) }
+        advertisementRegistered = false
+        bus.call(BlueZNames.bus, adapterPath, BlueZNames.advertisingManager, "UnregisterAdvertisement", [.objectPath(BlueZObjects.advertisement)]) { [self] _ in
+            registerAdvertisement(finish)
+        }
+    }
+
+    /// The free-slot bit follows the notify link's centrals.
+    private func refreshFreeSlotFlag() {
+        guard running, advertisement.hasFreeSlot != notifyLink.hasFreeSlot else { return }
+        advertisement = MeshAdvertisement(shortID: advertisement.shortID, freeSlot: notifyLink.hasFreeSlot, inviteOpen: inviteOpen)
+        reregisterAdvertisement { _ in }
+    }
+
+    // MARK: Sending
+
+    func send(_ frame: [UInt8], on link: LinkID) throws {
+        guard bus != nil else { throw MeshLinkError.notRunning }
+        if link == BlueZTransport.notifyLink {
+            guard notifyLink.isUp, frame.count <= notifyLink.mtu else { throw MeshLinkError.frameRejected }
+            notify(frame)
+            return
+        }
+        guard let central = centralLinks[link], frame.count <= central.mtu else { throw MeshLinkError.frameRejected }
+        let written = frame.withUnsafeBytes { Glibc.send(central.writeSocket, $0.baseAddress, $0.count, Int32(MSG_DONTWAIT | MSG_NOSIGNAL)) }
+        if written < 0, errno != EAGAIN, errno != EWOULDBLOCK, errno != ENOBUFS {
+            // The connection is gone; bluetoothd reports it too, whichever comes first wins.
+            centralLost(device: central.device)
+        }
+        // A full socket drops the frame, as a busy radio would; the router's sync repairs it.
+    }
+
+    /// One notification to every subscribed central: on each AcquireNotify socket, and as a
+    /// `Value` change for StartNotify subscribers.
+    private func notify(_ frame: [UInt8]) {
+        for socket in notifyLink.acquiredSockets {
+            let written = frame.withUnsafeBytes { Glibc.send(socket, $0.baseAddress, $0.count, Int32(MSG_DONTWAIT | MSG_NOSIGNAL)) }
+            if written < 0, errno != EAGAIN, errno != EWOULDBLOCK, errno != ENOBUFS { releaseNotifySocket(socket) }
+        }
+        if notifyLink.notifying {
+            gatt.outboundValue = frame
+            bus?.emitSignal(path: BlueZObjects.outbound, interface: BlueZNames.properties, member: "PropertiesChanged", [
+                .string(BlueZNames.gattCharacteristic), .properties(["Value": .bytes(frame)]), .strings([]),
+            ])
+        }
+    }
+
+    // MARK: Exported objects
+
+    private func handleMethodCall(_ call: DBusMessage) {
+        guard let bus, call.isMethodCall else { return }
+        let path = call.path ?? ""
+        let interface = call.interface ?? ""
+        let member = call.member ?? ""
+        let arguments: [DBusValue]
+        do { arguments = try call.readAll() } catch {
+            return bus.replyError(to: call, name: DBusError.invalidArgs, message: "\(error)")
+        }
+        defer { for fd in arguments.flatMap(\.descriptors) { Glibc.close(fd) } }
+        guard let interfaces = exportedInterfaces(at: path) else {
+            return bus.replyError(to: call, name: DBusError.unknownObject, message: path)
+        }
+        // Frames and subscriptions come from bluetoothd only; anyone may read properties.
+        if interface == BlueZNames.gattCharacteristic || interface == BlueZNames.advertisement, call.sender != bluezOwner {
+            return bus.replyError(to: call, name: "org.bluez.Error.NotAuthorized", message: "only bluetoothd may call \(member)")
+        }
+        switch (interface, member) {
+        case (BlueZNames.introspectable, "Introspect"):
+            bus.reply(to: call, [.string(BlueZIntrospection.xml(path: path, interfaces: interfaces.keys.sorted(), children: children(of: path)))])
+        case (BlueZNames.objectManager, "GetManagedObjects") where path == BlueZObjects.applicationRoot:
+            bus.reply(to: call, [gatt.managedObjects])
+        case (BlueZNames.properties, "Get"):
+            guard let name = arguments.first?.stringValue, arguments.count == 2, let property = arguments[1].stringValue else {
+                return bus.replyError(to: call, name: DBusError.invalidArgs, message: "Get takes (ss)")
+            }
+            guard let value = interfaces[name]?[property] else {
+                return bus.replyError(to: call, name: DBusError.unknownProperty, message: "\(name).\(property)")
+            }
+            bus.reply(to: call, [.variant(value)])
+        case (BlueZNames.properties, "GetAll"):
+            guard let name = arguments.first?.stringValue else { return bus.replyError(to: call, name: DBusError.invalidArgs, message: "GetAll takes (s)") }
+            bus.reply(to: call, [.properties(interfaces[name] ?? [:])])
+        case (BlueZNames.properties, "Set"):
+            bus.replyError(to: call, name: "org.freedesktop.DBus.Error.PropertyReadOnly", message: "read-only")
+        case (BlueZNames.gattCharacteristic, "ReadValue") where path == BlueZObjects.outbound:
+            bus.reply(to: call, [.bytes(gatt.outboundValue)])
+        case (BlueZNames.gattCharacteristic, "WriteValue") where path == BlueZObjects.inbound:
+            centralWrote(call, arguments)
+        case (BlueZNames.gattCharacteristic, "StartNotify") where path == BlueZObjects.outbound:
+            if !gatt.notifying {
+                gatt.notifying = true
+                notifyLink.notifying = true
+                notifyingChanged()
+            }
+            bus.reply(to: call)
+        case (BlueZNames.gattCharacteristic, "StopNotify") where path == BlueZObjects.outbound:
+            if gatt.notifying {
+                gatt.notifying = false
+                notifyLink.notifying = false
+                notifyingChanged()
+            }
+            bus.reply(to: call)
+        case (BlueZNames.gattCharacteristic, "AcquireNotify") where path == BlueZObjects.outbound:
+            acquireNotify(call, options: arguments.first?.dictValue ?? [:])
+        case (BlueZNames.advertisement, "Release") where path == BlueZObjects.advertisement:
+            // bluetoothd dropped the advertisement (adapter gone or reset).
+            advertisementRegistered = false
+            bus.reply(to: call)
+        default:
+            bus.replyError(to: call, name: DBusError.unknownMethod, message: "\(interface).\(member) on \(path)")
+        }
+    }
+
+    private func exportedInterfaces(at path: String) -> [String: [String: DBusValue]]? {
+        switch path {
+        case BlueZObjects.applicationRoot: return [BlueZNames.objectManager: [:]]
+        case BlueZObjects.advertisement: return [BlueZNames.advertisement: advertisement.properties]
+        case BlueZObjects.advertisementRoot: return [:]
+        default: return gatt.interfaces(at: path)
+        }
+    }
+
+    private func children(of path: String) -> [String] {
+        switch path {
+        case BlueZObjects.applicationRoot: return ["service0"]
+        case BlueZObjects.service: return ["char0", "char1"]
+        case BlueZObjects.advertisementRoot: return ["adv0"]
+        default: return []
+        }
+    }
+
+    /// A frame from a central (WriteValue on 0002, options `device`, `mtu`).
+    private func centralWrote(_ call: DBusMessage, _ arguments: [DBusValue]) {
+        guard let bus else { return }
+        guard arguments.count == 2, let frame = arguments[0].bytesValue, let options = arguments[1].dictValue else {
+            return bus.replyError(to: call, name: "org.bluez.Error.InvalidArguments", message: "WriteValue takes (aya{sv})")
+        }
+        guard frame.count <= MeshProtocol.maxFrame else {
+            return bus.replyError(to: call, name: "org.bluez.Error.InvalidValueLength", message: "a frame is at most 509 bytes")
+        }
+        let device = options["device"]?.stringValue ?? "unknown"
+        guard notifyLink.admit(device: device, attMTU: options["mtu"]?.intValue) else {
+            return bus.replyError(to: call, name: "org.bluez.Error.NotPermitted", message: "already serving 4 centrals")
+        }
+        updateNotifyLink()
+        bus.reply(to: call)
+        continuation.yield(.frame(BlueZTransport.notifyLink, frame))
+    }
+
+    /// AcquireNotify: a SOCK_SEQPACKET pair, one end to bluetoothd; each write on ours is one
+    /// notification to the subscribers.
+    private func acquireNotify(_ call: DBusMessage, options: [String: DBusValue]) {
+        guard let bus else { return }
+        var pair: [Int32] = [-1, -1]
+        guard socketpair(AF_UNIX, Int32(SOCK_SEQPACKET.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0, &pair) == 0 else {
+            return bus.replyError(to: call, name: "org.bluez.Error.Failed", message: "socketpair: \(String(cString: strerror(errno)))")
+        }
+        let ours = pair[0]
+        let theirs = pair[1]
+        let attMTU = options["mtu"]?.intValue
+        if let device = options["device"]?.stringValue, !notifyLink.admit(device: device, attMTU: attMTU) {
+            Glibc.close(ours)
+            Glibc.close(theirs)
+            return bus.replyError(to: call, name: "org.bluez.Error.NotPermitted", message: "already serving 4 centrals")
+        }
+        notifyLink.acquiredSockets.insert(ours)
+        gatt.notifyAcquired = true
+        // sd-bus duplicates the descriptor into the message; ours to close is `theirs`.
+        bus.reply(to: call, [.fd(theirs), .uint16(UInt16(clamping: attMTU ?? 23))])
+        Glibc.close(theirs)
+        loop.watch(ours, events: Int16(POLLIN)) { [self] revents in
+            // bluetoothd closes its end when the last subscriber goes; it never writes to it.
+            var scratch = [UInt8](repeating: 0, count: 16)
+            let n = recv(ours, &scratch, scratch.count, Int32(MSG_DONTWAIT))
+            if revents & Int16(POLLHUP | POLLERR) != 0 || n == 0 { releaseNotifySocket(ours) }
+        }
+        propertiesChanged(BlueZObjects.outbound, ["NotifyAcquired": .bool(true)])
+        updateNotifyLink()
+    }
+
+    private func releaseNotifySocket(_ socket: Int32) {
+        guard notifyLink.acquiredSockets.remove(socket) != nil else { return }
+        loop.unwatch(socket)
+        Glibc.close(socket)
+        if notifyLink.acquiredSockets.isEmpty {
+            gatt.notifyAcquired = false
+            propertiesChanged(BlueZObjects.outbound, ["NotifyAcquired": .bool(false)])
+        }
+        updateNotifyLink()
+    }
+
+    private func notifyingChanged() {
+        propertiesChanged(BlueZObjects.outbound, ["Notifying": .bool(gatt.notifying)])
+        updateNotifyLink()
+    }
+
+    private func propertiesChanged(_ path: String, _ changed: [String: DBusValue]) {
+        bus?.emitSignal(path: path, interface: BlueZNames.properties, member: "PropertiesChanged", [
+            .string(BlueZNames.gattCharacteristic), .properties(changed), .strings([]),
+        ])
+    }
+
+    /// Reports the notify link up, down, or up again with a new (smaller or larger) MTU.
+    private func updateNotifyLink() {
+        let now = (up: notifyLink.isUp, mtu: notifyLink.mtu)
+        defer { notifyLinkAnnounced = now; refreshFreeSlotFlag() }
+        if now.up, !notifyLinkAnnounced.up || now.mtu != notifyLinkAnnounced.mtu {
+            continuation.yield(.linkUp(BlueZTransport.notifyLink, mtu: now.mtu))
+        } else if !now.up, notifyLinkAnnounced.up {
+            continuation.yield(.linkDown(BlueZTransport.notifyLink))
+        }
+    }
+
+    // MARK: org.bluez's objects
+
+    private func cacheObjects(_ value: DBusValue?) {
+        guard let managed = value?.dictValue else { return }
+        for (path, interfaces) in managed {
+            guard let interfaces = interfaces.dictValue else { continue }
+            objects[path] = interfaces.compactMapValues { $0.dictValue }
+        }
+    }
+
+    /// bluetoothd restarted or went away: what it told us is void.
+    private func bluezOwnerChanged(_ signal: DBusMessage) {
+        guard let arguments = try? signal.readAll(), arguments.count == 3, arguments[0].stringValue == BlueZNames.bus else { return }
+        let owner = arguments[2].stringValue ?? ""
+        bluezOwner = owner.isEmpty ? nil : owner
+        guard owner.isEmpty, !adapterPath.isEmpty else { return }
+        adapterGone()
+        objects = [:]
+        advertisementRegistered = false
+        applicationRegistered = false
+    }
+
+    private func handleSignal(_ signal: DBusMessage) {
+        guard let sender = signal.sender, sender == bluezOwner, let path = signal.path else { return }
+        guard let arguments = try? signal.readAll() else { return }
+        defer { for fd in arguments.flatMap(\.descriptors) { Glibc.close(fd) } }
+        switch (signal.interface, signal.member) {
+        case (BlueZNames.objectManager, "InterfacesAdded"):
+            guard arguments.count == 2, let object = arguments[0].stringValue, let interfaces = arguments[1].dictValue else { return }
+            for (name, properties) in interfaces {
+                guard let properties = properties.dictValue else { continue }
+                objects[object, default: [:]][name] = properties
+            }
+            if interfaces[BlueZNames.device] != nil { considerDevice(object) }
+        case (BlueZNames.objectManager, "InterfacesRemoved"):
+            guard arguments.count == 2, let object = arguments[0].stringValue, let names = arguments[1].stringsValue else { return }
+            for name in names { objects[object]?[name] = nil }
+            if objects[object]?.isEmpty == true { objects[object] = nil }
+            if names.contains(BlueZNames.device) { deviceGone(object) }
+            if names.contains(BlueZNames.adapter), object == adapterPath { adapterGone() }
+        case (BlueZNames.properties, "PropertiesChanged"):
+            guard arguments.count >= 2, let name = arguments[0].stringValue, let changed = arguments[1].dictValue else { return }
+            var properties = objects[path]?[name] ?? [:]
+            for (key, value) in changed { properties[key] = value.unwrapped }
+            for key in arguments.count > 2 ? arguments[2].stringsValue ?? [] : [] { properties[key] = nil }
+            objects[path, default: [:]][name] = properties
+            propertiesChanged(path: path, interface: name, changed: changed)
+        default:
+            return
+        }
+    }
+
+    private func propertiesChanged(path: String, interface: String, changed: [String: DBusValue]) {
+        switch interface {
+        case BlueZNames.device:
+            if changed["Connected"]?.boolValue == false { deviceGone(path) }
+            if changed["ServicesResolved"]?.boolValue == true, case .resolving(let timer) = phases[path] {
+                loop.cancelTimer(timer)
+                acquire(device: path)
+            }
+            if changed["ServiceData"] != nil { considerDevice(path) }
+        case BlueZNames.gattCharacteristic:
+            // Notifications by StartNotify arrive as Value changes on the remote characteristic.
+            guard let value = changed["Value"]?.bytesValue, value.count <= MeshProtocol.maxFrame,
+                  let central = centralLinks.values.first(where: { $0.notifySocket == nil && $0.notifyCharacteristic == path })
+            else { return }
+            continuation.yield(.frame(central.link, value))
+        case BlueZNames.adapter:
+            if path == adapterPath, changed["Powered"]?.boolValue == false { adapterGone() }
+        default:
+            return
+        }
+    }
+
+    /// The adapter went away or off: every link is down.
+    private func adapterGone() {
+        for link in centralLinks.values { closeCentral(link) }
+        for socket in notifyLink.acquiredSockets { releaseNotifySocket(socket) }
+        notifyLink = NotifyLinkState()
+        updateNotifyLink()
+    }
+
+    // MARK: Central role
+
+    /// Our advertisement as another node's device shows it, if it is a Burrow node on our adapter.
+    private func meshAdvertisement(of path: String) -> MeshAdvertisement? {
+        guard let device = objects[path]?[BlueZNames.device], device["Adapter"]?.stringValue == adapterPath,
+              let serviceData = device["ServiceData"]?.dictValue,
+              let bytes = serviceData.first(where: { $0.key.lowercased() == BlueZNames.serviceUUID })?.value.bytesValue
+        else { return nil }
+        return MeshAdvertisement(serviceData: bytes)
+    }
+
+    /// Starts (or schedules) a connection to a Burrow node if 11.1 says we should.
+    private func considerDevice(_ path: String) {
+        guard running, let remote = meshAdvertisement(of: path) else { return }
+        switch phases[path] ?? .idle {
+        case .idle: break
+        default: return
+        }
+        guard remote.hasFreeSlot, phases.values.filter(\.holdsSlot).count < BlueZLimits.maxCentralLinks else { return }
+        let delay = centralConnectDelay(ours: advertisement.shortID, theirs: remote.shortID)
+        if delay == 0 { return connect(device: path) }
+        let timer = loop.after(delay) { [self] in
+            guard case .waitingTurn = phases[path] else { return }
+            phases[path] = .idle
+            // The smaller id already came to us as a central: that connection is our link.
+            guard !notifyLink.contains(device: path) else { return }
+            guard running, phases.values.filter(\.holdsSlot).count < BlueZLimits.maxCentralLinks else { return }
+            connect(device: path)
+        }
+        phases[path] = .waitingTurn(timer: timer)
+    }
+
+    private func connect(device path: String) {
+        phases[path] = .connecting
+        bus?.call(BlueZNames.bus, path, BlueZNames.device, "Connect", timeoutSeconds: BlueZLimits.connectTimeout) { [self] result in
+            guard phases[path] == .connecting else { return }
+            if case .failure(let error) = result, error.name != "org.bluez.Error.AlreadyConnected" { return backOff(path) }
+            if objects[path]?[BlueZNames.device]?["ServicesResolved"]?.boolValue == true { return acquire(device: path) }
+            let timer = loop.after(BlueZLimits.servicesResolvedTimeout) { [self] in
+                guard case .resolving = phases[path] else { return }
+                disconnectAndBackOff(path)
+            }
+            phases[path] = .resolving(timer: timer)
+        }
+    }
+
+    /// The remote mesh characteristic with `uuid` under a device.
+    private func remoteCharacteristic(_ uuid: String, of device: String) -> String? {
+        objects.keys.sorted().first { path in
+            guard path.hasPrefix(device + "/"), let characteristic = objects[path]?[BlueZNames.gattCharacteristic],
+                  characteristic["UUID"]?.stringValue?.lowercased() == uuid,
+                  let service = characteristic["Service"]?.stringValue
+            else { return false }
+            return objects[service]?[BlueZNames.gattService]?["UUID"]?.stringValue?.lowercased() == BlueZNames.serviceUUID
+        }
+    }
+
+    /// AcquireWrite on 0002, then AcquireNotify (or StartNotify) on 0003: the link is up.
+    private func acquire(device path: String) {
+        guard let inbound = remoteCharacteristic(BlueZNames.inboundUUID, of: path),
+              let outbound = remoteCharacteristic(BlueZNames.outboundUUID, of: path)
+        else { return disconnectAndBackOff(path) }
+        phases[path] = .acquiring
+        bus?.call(BlueZNames.bus, inbound, BlueZNames.gattCharacteristic, "AcquireWrite", [.properties([:])]) { [self] result in
+            guard case .success(let values) = result, values.count == 2, let writeSocket = values[0].fdValue, let attMTU = values[1].intValue else {
+                if case .success(let values) = result { for fd in values.flatMap(\.descriptors) { Glibc.close(fd) } }
+                return disconnectAndBackOff(path)
+            }
+            guard phases[path] == .acquiring else { Glibc.close(writeSocket); return }
+            bus?.call(BlueZNames.bus, outbound, BlueZNames.gattCharacteristic, "AcquireNotify", [.properties([:])]) { [self] result in
+                guard phases[path] == .acquiring else {
+                    Glibc.close(writeSocket)
+                    if case .success(let values) = result { for fd in values.flatMap(\.descriptors) { Glibc.close(fd) } }
+                    return
+                }
+                if case .success(let values) = result, let notifySocket = values.first?.fdValue {
+                    return linkUp(device: path, writeSocket: writeSocket, notifySocket: notifySocket, notifyCharacteristic: outbound, attMTU: attMTU)
+                }
+                // No AcquireNotify: StartNotify, notifications then come as Value changes.
+                bus?.call(BlueZNames.bus, outbound, BlueZNames.gattCharacteristic, "StartNotify") { [self] result in
+                    guard phases[path] == .acquiring, case .success = result else {
+                        Glibc.close(writeSocket)
+                        if phases[path] == .acquiring { disconnectAndBackOff(path) }
+                        return
+                    }
+                    linkUp(device: path, writeSocket: writeSocket, notifySocket: nil, notifyCharacteristic: outbound, attMTU: attMTU)
+                }
+            }
+        }
+    }
+
+    private func linkUp(device: String, writeSocket: Int32, notifySocket: Int32?, notifyCharacteristic: String, attMTU: Int) {
+        let link = LinkID(nextLinkValue)
+        nextLinkValue &+= 1
+        if nextLinkValue == 0 { nextLinkValue = 1 }
+        let central = CentralLink(
+            link: link, device: device, mtu: linkMTU(attMTU: attMTU), writeSocket: writeSocket, notifySocket: notifySocket,
+            notifyCharacteristic: notifyCharacteristic
+        )
+        centralLinks[link] = central
+        phases[device] = .up(link)
+        // Hang-ups on the write socket mean the connection is gone too.
+        loop.watch(writeSocket, events: 0) { [self] _ in centralLost(device: device) }
+        if let notifySocket {
+            loop.watch(notifySocket, events: Int16(POLLIN)) { [self] revents in readNotification(central, revents: revents) }
+        }
+        continuation.yield(.linkUp(link, mtu: central.mtu))
+    }
+
+    /// One read = one notification = one frame.
+    private func readNotification(_ central: CentralLink, revents: Int16) {
+        guard let socket = central.notifySocket else { return }
+        var buffer = [UInt8](repeating: 0, count: 1024)
+        let n = buffer.withUnsafeMutableBytes { recv(socket, $0.baseAddress, $0.count, Int32(MSG_DONTWAIT)) }
+        if n > 0 {
+            if n <= MeshProtocol.maxFrame { continuation.yield(.frame(central.link, Array(buffer[0..<n]))) }
+            return
+        }
+        if n == 0 || revents & Int16(POLLHUP | POLLERR) != 0 || (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR) {
+            centralLost(device: central.device)
+        }
+    }
+
+    /// A central connection ended (Connected false, a socket hung up, the device removed).
+    private func centralLost(device: String) {
+        guard case .up(let link) = phases[device], let central = centralLinks[link] else { return }
+        closeCentral(central)
+        backOff(device)
+    }
+
+    private func closeCentral(_ central: CentralLink) {
+        loop.unwatch(central.writeSocket)
+        Glibc.close(central.writeSocket)
+        if let notifySocket = central.notifySocket {
+            loop.unwatch(notifySocket)
+            Glibc.close(notifySocket)
+        }
+        centralLinks[central.link] = nil
+        phases[central.device] = .idle
+        continuation.yield(.linkDown(central.link))
+    }
+
+    private func deviceGone(_ path: String) {
+        if notifyLink.contains(device: path) {
+            notifyLink.remove(device: path)
+            updateNotifyLink()
+        }
+        switch phases[path] {
+        case .up: centralLost(device: path)
+        case .resolving(let timer), .waitingTurn(let timer):
+            loop.cancelTimer(timer)
+            backOff(path)
+        case .connecting, .acquiring: backOff(path)
+        case .idle, .backingOff, nil: break
+        }
+        if objects[path]?[BlueZNames.device] == nil, case .backingOff(let timer) = phases[path] {
+            loop.cancelTimer(timer)
+            phases[path] = nil
+        }
+    }
+
+    private func disconnectAndBackOff(_ path: String) {
+        bus?.call(BlueZNames.bus, path, BlueZNames.device, "Disconnect") { _ in }
+        backOff(path)
+    }
+
+    private func backOff(_ path: String) {
+        if case .resolving(let timer) = phases[path] { loop.cancelTimer(timer) }
+        let timer = loop.after(BlueZLimits.retryDelay) { [self] in
+            guard case .backingOff = phases[path] else { return }
+            phases[path] = .idle
+            considerDevice(path)
+        }
+        phases[path] = .backingOff(timer: timer)
+    }
+}

@@ -1,0 +1,180 @@
+import Foundation
+import Mesh
+@testable import MeshLinks
+import TestSupport
+import XCTest
+
+/// The BlueZ contract tests' world: a private `dbus-daemon` (unix socket in a temp dir, its own
+/// config) and, on it, python-dbusmock with `Tests/Fixtures/bluez/bluez_mesh_template.py` as
+/// `org.bluez`. The test drives the mock through `org.burrow.BlueZMock` on `/` with a plain
+/// sd-bus client connection.
+enum MockBlueZPrerequisites {
+    static let dbusDaemon = "/usr/bin/dbus-daemon"
+    static let python = "/usr/bin/python3"
+
+    /// Skips (only) when the Debian packages `make setup` installs are missing.
+    static func require() throws {
+        guard FileManager.default.isExecutableFile(atPath: dbusDaemon) else {
+            throw XCTSkip("dbus-daemon is not installed (make setup installs the dbus package)")
+        }
+        let probe = Process()
+        probe.executableURL = URL(fileURLWithPath: python)
+        probe.arguments = ["-c", "import dbusmock, dbus, gi"]
+        probe.standardOutput = FileHandle.nullDevice
+        probe.standardError = FileHandle.nullDevice
+        do { try probe.run() } catch { throw XCTSkip("\(python) is missing") }
+        probe.waitUntilExit()
+        guard probe.terminationStatus == 0 else {
+            throw XCTSkip("\(python) cannot import dbusmock (make setup installs python3-dbusmock)")
+        }
+    }
+}
+
+/// A dbus-daemon of our own; `denyBlueZ` adds a policy refusing every message to org.bluez, as a
+/// system bus does for users it does not allow to use Bluetooth.
+final class PrivateBus: @unchecked Sendable {
+    let directory: URL
+    let address: String
+    private let daemon: PeerProcess
+
+    init(denyBlueZ: Bool = false) async throws {
+        directory = FileManager.default.temporaryDirectory.appendingPathComponent("burrow-bus-\(UUID().uuidString.prefix(8))")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        let deny = denyBlueZ ? "<deny send_destination=\"org.bluez\"/>" : ""
+        let config = """
+        <!DOCTYPE busconfig PUBLIC "-//freedesktop//DTD D-Bus Bus Configuration 1.0//EN"
+         "http://www.freedesktop.org/standards/dbus/1.0/busconfig.dtd">
+        <busconfig>
+          <type>session</type>
+          <listen>unix:path=\(directory.path)/bus</listen>
+          <auth>EXTERNAL</auth>
+          <policy context="default">
+            <allow send_destination="*" eavesdrop="true"/>
+            <allow eavesdrop="true"/>
+            <allow own="*"/>
+            \(deny)
+          </policy>
+        </busconfig>
+        """
+        let configURL = directory.appendingPathComponent("bus.conf")
+        try config.write(to: configURL, atomically: true, encoding: .utf8)
+        daemon = try PeerProcess(
+            executable: URL(fileURLWithPath: MockBlueZPrerequisites.dbusDaemon),
+            arguments: ["--config-file=\(configURL.path)", "--nofork", "--print-address"]
+        )
+        address = try await daemon.waitForLine(prefix: "unix:", timeout: .seconds(10))
+    }
+
+    /// Ends the daemon at once. SIGKILL, not `PeerProcess.stop`'s SIGTERM: children of the test
+    /// runner inherit its blocked signal mask, so a SIGTERM would only wait out the timeout.
+    func stop() { daemon.kill() }
+
+    deinit {
+        stop()
+        try? FileManager.default.removeItem(at: directory)
+    }
+}
+
+/// python-dbusmock as org.bluez on a `PrivateBus`, and a client to drive it.
+final class MockBlueZ: @unchecked Sendable {
+    static let control = "org.burrow.BlueZMock"
+    let bus: PrivateBus
+    private let process: PeerProcess
+    private let client: DBusConnection
+    private let lock = NSLock()
+
+    /// `adapters`: the adapters bluetoothd reports; `powered`: whether they start powered;
+    /// `powerable`: whether powering one on works (false: refused, as with rfkill).
+    init(bus: PrivateBus, adapters: [String] = ["hci0"], powered: Bool = true, powerable: Bool = true) async throws {
+        self.bus = bus
+        let names = adapters.map { "\"\($0)\"" }.joined(separator: ",")
+        let parameters = "{\"adapters\": [\(names)], \"powered\": \(powered), \"powerable\": \(powerable)}"
+        var environment = ProcessInfo.processInfo.environment
+        environment["DBUS_SYSTEM_BUS_ADDRESS"] = bus.address
+        environment["DBUS_SESSION_BUS_ADDRESS"] = bus.address
+        environment["PYTHONUNBUFFERED"] = "1"
+        process = try PeerProcess(
+            executable: URL(fileURLWithPath: MockBlueZPrerequisites.python),
+            arguments: ["-m", "dbusmock", "--template", Fixtures.url("bluez/bluez_mesh_template.py").path, "-p", parameters],
+            environment: environment
+        )
+        client = try DBusConnection(address: bus.address)
+        let deadline = ContinuousClock.now + .seconds(15)
+        while true {
+            let owned = try? client.callBlocking(
+                "org.freedesktop.DBus", "/org/freedesktop/DBus", "org.freedesktop.DBus", "NameHasOwner", [.string("org.bluez")]
+            )
+            if owned?.first?.boolValue == true { break }
+            guard ContinuousClock.now < deadline, process.isRunning else {
+                throw PeerProcess.Failure.notReady("org.bluez mock did not come up: \(process.standardError)")
+            }
+            try await Task.sleep(for: .milliseconds(50))
+        }
+    }
+
+    deinit { process.kill() }
+
+    /// Calls a method of the mock's control interface (or another interface on org.bluez).
+    @discardableResult
+    func call(_ member: String, _ arguments: [DBusValue] = [], path: String = "/", interface: String = MockBlueZ.control) throws -> [DBusValue] {
+        lock.lock()
+        defer { lock.unlock() }
+        return try client.callBlocking("org.bluez", path, interface, member, arguments)
+    }
+
+    /// Calls any bus name (our node, as a process other than bluetoothd would).
+    @discardableResult
+    func call(destination: String, _ path: String, _ interface: String, _ member: String, _ arguments: [DBusValue] = []) throws -> [DBusValue] {
+        lock.lock()
+        defer { lock.unlock() }
+        return try client.callBlocking(destination, path, interface, member, arguments)
+    }
+
+    var callLog: [String] { (try? call("CallLog").first?.stringsValue) ?? [] }
+
+    /// Waits until `condition` holds, polling; fails the wait after `timeout`.
+    func waitUntil(_ what: String, timeout: Duration = .seconds(10), _ condition: () throws -> Bool) async throws {
+        let deadline = ContinuousClock.now + timeout
+        while try !condition() {
+            guard ContinuousClock.now < deadline else { throw PeerProcess.Failure.notReady("timed out waiting for \(what)") }
+            try await Task.sleep(for: .milliseconds(25))
+        }
+    }
+}
+
+/// Collects a transport's events so a test can wait for the one it expects.
+final class EventLog: @unchecked Sendable {
+    private let lock = NSLock()
+    private var events: [TransportEvent] = []
+    private var task: Task<Void, Never>?
+
+    init(_ stream: AsyncStream<TransportEvent>) {
+        task = Task { [weak self] in
+            for await event in stream {
+                guard let self else { return }
+                self.append(event)
+            }
+        }
+    }
+
+    deinit { task?.cancel() }
+
+    private func append(_ event: TransportEvent) {
+        lock.lock()
+        events.append(event)
+        lock.unlock()
+    }
+
+    var all: [TransportEvent] { lock.lock(); defer { lock.unlock() }; return events }
+
+    /// The first event (in arrival order) matching `predicate`, waiting up to `timeout`.
+    @discardableResult
+    func wait(for what: String, timeout: Duration = .seconds(10), _ predicate: (TransportEvent) -> Bool) async throws -> TransportEvent {
+        let deadline = ContinuousClock.now + timeout
+        while true {
+            if let event = all.first(where: predicate) { return event }
+            guard ContinuousClock.now < deadline else { throw PeerProcess.Failure.notReady("no \(what) event; got \(all)") }
+            try await Task.sleep(for: .milliseconds(20))
+        }
+    }
+}
