@@ -18,8 +18,9 @@ public final class MeshService: Sendable {
     private let core: Mutex<Core>
     private let tasks = Mutex<[Task<Void, Never>]>([])
     private let logger: Logger
-    /// Called with the new mesh id after a key rotation (BlueZ re-registers its advertisement).
-    private let rotated: (@Sendable (MeshID) async -> Void)?
+    /// Told the mesh id and whether an invite is open after a key rotation and when an invite
+    /// opens or closes (BlueZ re-registers its advertisement: short id and flags).
+    private let advertiser: (@Sendable (MeshID, Bool) async -> Void)?
 
     private struct Core {
         var router: MeshRouter<SystemRandomNumberGenerator>
@@ -31,19 +32,24 @@ public final class MeshService: Sendable {
     /// Milliseconds since the epoch: the mesh's clock (packets carry it).
     static func now() -> UInt64 { UInt64(max(0, Date().timeIntervalSince1970 * 1000)) }
 
-    init(transport: any MeshTransport, setup: MeshSetup, dmIdentityKeys: [[UInt8]], logger: Logger,
-         rotated: (@Sendable (MeshID) async -> Void)? = nil) {
-        var rng = SystemRandomNumberGenerator()
+    init(transport: any MeshTransport, setup: MeshSetup, identity: MeshIdentity, dmIdentityKeys: [[UInt8]], logger: Logger,
+         advertiser: (@Sendable (MeshID, Bool) async -> Void)? = nil) {
         let now = Self.now()
         var configuration = MeshConfiguration()
         configuration.nickname = setup.nickname
-        var router = MeshRouter(identity: MeshIdentity(now: now, using: &rng), configuration: configuration, now: now, random: rng)
+        var router = MeshRouter(identity: identity, configuration: configuration, now: now, random: SystemRandomNumberGenerator())
         router.dmIdentityKeys = dmIdentityKeys
         self.transport = transport
         self.setup = setup
         self.logger = logger
-        self.rotated = rotated
+        self.advertiser = advertiser
         core = Mutex(Core(router: router))
+    }
+
+    /// A fresh mesh key (the mesh starts with one, mesh.md 2).
+    static func newIdentity() -> MeshIdentity {
+        var rng = SystemRandomNumberGenerator()
+        return MeshIdentity(now: now(), using: &rng)
     }
 
     /// Brings up the link layer `setup` names and starts routing. `mesh_port_in_use`,
@@ -62,7 +68,7 @@ public final class MeshService: Sendable {
                 default: throw NodeError.internalError("the UDP radio did not start: \(error)")
                 }
             }
-            let service = MeshService(transport: transport, setup: setup, dmIdentityKeys: dmIdentityKeys, logger: logger)
+            let service = MeshService(transport: transport, setup: setup, identity: newIdentity(), dmIdentityKeys: dmIdentityKeys, logger: logger)
             service.run()
             return service
         case .bluez(let adapter):
@@ -77,7 +83,15 @@ public final class MeshService: Sendable {
     public var meshKey: MeshKey { core.withLock { $0.router.identity.current } }
 
     /// Holds the mesh key while a nearby invite is open (10.3: the beacon and the exchange name it).
-    public func setInviteOpen(_ open: Bool) { core.withLock { $0.router.inviteOpen = open } }
+    public func setInviteOpen(_ open: Bool) {
+        let id: MeshID? = core.withLock { core in
+            guard core.router.inviteOpen != open else { return nil }
+            core.router.inviteOpen = open
+            return core.router.identity.current.id
+        }
+        // The advertisement's flags say whether an invite is open (11.1).
+        if let id, let advertiser { Task { await advertiser(id, open) } }
+    }
 
     /// The Pigeon identity keys whose daily DM tags address this node.
     public func setDMIdentityKeys(_ keys: [[UInt8]]) { core.withLock { $0.router.dmIdentityKeys = keys } }
@@ -150,7 +164,7 @@ public final class MeshService: Sendable {
         var place: (String, String)?
         switch setup.link {
         case .udp(let port, _): place = ("port", String(port))
-        case .bluez(let adapter): place = ("adapter", adapter ?? "hci0")
+        case .bluez(let adapter): place = ("adapter", (transport as? BlueZTransport)?.adapter ?? adapter ?? "hci0")
         case .off: place = nil
         }
         return core.withLock { core in
@@ -167,7 +181,7 @@ public final class MeshService: Sendable {
 
     // MARK: Running
 
-    private func run() {
+    func run() {
         let events = Task { [weak self] in
             guard let stream = self?.transport.events else { return }
             for await event in stream {
@@ -176,7 +190,7 @@ public final class MeshService: Sendable {
                     var actions: [MeshAction] = []
                     let now = Self.now()
                     switch event {
-                    case .linkUp(let link, let mtu): core.router.linkUp(link, mtu: mtu, now: now)
+                    case .linkUp(let link, let mtu): core.router.linkUp(link, mtu: min(mtu, self.setup.mtu ?? mtu), now: now)
                     case .linkDown(let link): core.router.linkDown(link)
                     case .frame(let link, let frame): _ = core.router.receive(frame, on: link, now: now, actions: &actions)
                     }
@@ -190,7 +204,7 @@ public final class MeshService: Sendable {
         let timer = Task { [weak self] in
             while !Task.isCancelled {
                 guard let self else { return }
-                let (actions, wait, rotatedTo): ([MeshAction], UInt64, MeshID?) = self.core.withLock { core in
+                let (actions, wait, rotatedTo, inviteOpen): ([MeshAction], UInt64, MeshID?, Bool) = self.core.withLock { core in
                     var actions: [MeshAction] = []
                     let now = Self.now()
                     let before = core.router.identity.current.id
@@ -198,10 +212,10 @@ public final class MeshService: Sendable {
                     let after = core.router.identity.current.id
                     let next = core.router.nextDeadline ?? (now + 1000)
                     // Forwards wait 10–80 ms; sleeping at most 20 ms keeps their jitter honest.
-                    return (actions, min(max(next > now ? next - now : 1, 1), 20), before == after ? nil : after)
+                    return (actions, min(max(next > now ? next - now : 1, 1), 20), before == after ? nil : after, core.router.inviteOpen)
                 }
                 await self.perform(actions)
-                if let rotatedTo, let rotated = self.rotated { await rotated(rotatedTo) }
+                if let rotatedTo, let advertiser = self.advertiser { await advertiser(rotatedTo, inviteOpen) }
                 try? await Task.sleep(for: .milliseconds(Int64(wait)))
             }
         }
