@@ -6,15 +6,15 @@ import Mesh
 /// connection, the cached `org.bluez` object tree, the exported GATT application and
 /// advertisement, the central connections and the notify link. `BlueZTransport` posts work here.
 final class BlueZEngine: @unchecked Sendable {
-    private let loop: BusLoop
-    private let continuation: AsyncStream<TransportEvent>.Continuation
-    private var bus: DBusConnection?
+    let loop: BusLoop
+    let continuation: AsyncStream<TransportEvent>.Continuation
+    var bus: DBusConnection?
 
     /// The adapter asked for (`hci1`), nil for the first one.
-    private let requestedAdapter: String?
+    let requestedAdapter: String?
     private(set) var adapterPath = ""
-    private var advertisement: MeshAdvertisement
-    private var inviteOpen: Bool
+    var advertisement: MeshAdvertisement
+    var inviteOpen: Bool
     private var advertisementRegistered = false
     /// `advertise` callers waiting for the re-registration under way, and for the next one.
     private var advertisementInFlight: [(MeshLinkError?) -> Void] = []
@@ -24,16 +24,16 @@ final class BlueZEngine: @unchecked Sendable {
     private var bluezOwner: String?
     private var applicationRegistered = false
     /// `org.bluez`'s objects: path → interface → properties.
-    private var objects: [String: [String: [String: DBusValue]]] = [:]
+    var objects: [String: [String: [String: DBusValue]]] = [:]
 
-    private var gatt = GattApplicationState()
-    private var notifyLink = NotifyLinkState()
+    var gatt = GattApplicationState()
+    var notifyLink = NotifyLinkState()
     private var notifyLinkAnnounced: (up: Bool, mtu: Int) = (false, 0)
 
-    private var phases: [String: CentralPhase] = [:]
-    private var centralLinks: [LinkID: CentralLink] = [:]
-    private var nextLinkValue: UInt32 = 1
-    private var running = false
+    var phases: [String: CentralPhase] = [:]
+    var centralLinks: [LinkID: CentralLink] = [:]
+    var nextLinkValue: UInt32 = 1
+    var running = false
 
     init(loop: BusLoop, continuation: AsyncStream<TransportEvent>.Continuation, adapter: String?, shortID: [UInt8], inviteOpen: Bool) {
         self.loop = loop
@@ -446,7 +446,7 @@ final class BlueZEngine: @unchecked Sendable {
     }
 
     /// Reports the notify link up, down, or up again with a new (smaller or larger) MTU.
-    private func updateNotifyLink() {
+    func updateNotifyLink() {
         let now = (up: notifyLink.isUp, mtu: notifyLink.mtu)
         defer { notifyLinkAnnounced = now; refreshFreeSlotFlag() }
         if now.up, !notifyLinkAnnounced.up || now.mtu != notifyLinkAnnounced.mtu {
@@ -536,181 +536,5 @@ final class BlueZEngine: @unchecked Sendable {
         for socket in notifyLink.acquiredSockets { releaseNotifySocket(socket) }
         notifyLink = NotifyLinkState()
         updateNotifyLink()
-    }
-
-    // MARK: Central role
-
-    /// Our advertisement as another node's device shows it, if it is a Burrow node on our adapter.
-    private func meshAdvertisement(of path: String) -> MeshAdvertisement? {
-        guard let device = objects[path]?[BlueZNames.device], device["Adapter"]?.stringValue == adapterPath,
-              let serviceData = device["ServiceData"]?.dictValue,
-              let bytes = serviceData.first(where: { $0.key.lowercased() == BlueZNames.serviceUUID })?.value.bytesValue
-        else { return nil }
-        return MeshAdvertisement(serviceData: bytes)
-    }
-
-    /// Starts (or schedules) a connection to a Burrow node if 11.1 says we should.
-    private func considerDevice(_ path: String) {
-        guard running, let remote = meshAdvertisement(of: path) else { return }
-        switch phases[path] ?? .idle {
-        case .idle: break
-        default: return
-        }
-        guard remote.hasFreeSlot, phases.values.filter(\.holdsSlot).count < BlueZLimits.maxCentralLinks else { return }
-        let delay = centralConnectDelay(ours: advertisement.shortID, theirs: remote.shortID)
-        if delay == 0 { return connect(device: path) }
-        let timer = loop.after(delay) { [self] in
-            guard case .waitingTurn = phases[path] else { return }
-            phases[path] = .idle
-            // The smaller id already came to us as a central: that connection is our link.
-            guard !notifyLink.contains(device: path) else { return }
-            guard running, phases.values.filter(\.holdsSlot).count < BlueZLimits.maxCentralLinks else { return }
-            connect(device: path)
-        }
-        phases[path] = .waitingTurn(timer: timer)
-    }
-
-    private func connect(device path: String) {
-        phases[path] = .connecting
-        bus?.call(BlueZNames.bus, path, BlueZNames.device, "Connect", timeoutSeconds: BlueZLimits.connectTimeout) { [self] result in
-            guard phases[path] == .connecting else { return }
-            if case .failure(let error) = result, error.name != "org.bluez.Error.AlreadyConnected" { return backOff(path) }
-            if objects[path]?[BlueZNames.device]?["ServicesResolved"]?.boolValue == true { return acquire(device: path) }
-            let timer = loop.after(BlueZLimits.servicesResolvedTimeout) { [self] in
-                guard case .resolving = phases[path] else { return }
-                disconnectAndBackOff(path)
-            }
-            phases[path] = .resolving(timer: timer)
-        }
-    }
-
-    /// The remote mesh characteristic with `uuid` under a device.
-    private func remoteCharacteristic(_ uuid: String, of device: String) -> String? {
-        objects.keys.sorted().first { path in
-            guard path.hasPrefix(device + "/"), let characteristic = objects[path]?[BlueZNames.gattCharacteristic],
-                  characteristic["UUID"]?.stringValue?.lowercased() == uuid,
-                  let service = characteristic["Service"]?.stringValue
-            else { return false }
-            return objects[service]?[BlueZNames.gattService]?["UUID"]?.stringValue?.lowercased() == BlueZNames.serviceUUID
-        }
-    }
-
-    /// AcquireWrite on 0002, then AcquireNotify (or StartNotify) on 0003: the link is up.
-    private func acquire(device path: String) {
-        guard let inbound = remoteCharacteristic(BlueZNames.inboundUUID, of: path),
-              let outbound = remoteCharacteristic(BlueZNames.outboundUUID, of: path)
-        else { return disconnectAndBackOff(path) }
-        phases[path] = .acquiring
-        bus?.call(BlueZNames.bus, inbound, BlueZNames.gattCharacteristic, "AcquireWrite", [.properties([:])]) { [self] result in
-            guard case .success(let values) = result, values.count == 2, let writeSocket = values[0].fdValue, let attMTU = values[1].intValue else {
-                if case .success(let values) = result { for fd in values.flatMap(\.descriptors) { Glibc.close(fd) } }
-                return disconnectAndBackOff(path)
-            }
-            guard phases[path] == .acquiring else { Glibc.close(writeSocket); return }
-            bus?.call(BlueZNames.bus, outbound, BlueZNames.gattCharacteristic, "AcquireNotify", [.properties([:])]) { [self] result in
-                guard phases[path] == .acquiring else {
-                    Glibc.close(writeSocket)
-                    if case .success(let values) = result { for fd in values.flatMap(\.descriptors) { Glibc.close(fd) } }
-                    return
-                }
-                if case .success(let values) = result, let notifySocket = values.first?.fdValue {
-                    return linkUp(device: path, writeSocket: writeSocket, notifySocket: notifySocket, notifyCharacteristic: outbound, attMTU: attMTU)
-                }
-                // No AcquireNotify: StartNotify, notifications then come as Value changes.
-                bus?.call(BlueZNames.bus, outbound, BlueZNames.gattCharacteristic, "StartNotify") { [self] result in
-                    guard phases[path] == .acquiring, case .success = result else {
-                        Glibc.close(writeSocket)
-                        if phases[path] == .acquiring { disconnectAndBackOff(path) }
-                        return
-                    }
-                    linkUp(device: path, writeSocket: writeSocket, notifySocket: nil, notifyCharacteristic: outbound, attMTU: attMTU)
-                }
-            }
-        }
-    }
-
-    private func linkUp(device: String, writeSocket: Int32, notifySocket: Int32?, notifyCharacteristic: String, attMTU: Int) {
-        let link = LinkID(nextLinkValue)
-        nextLinkValue &+= 1
-        if nextLinkValue == 0 { nextLinkValue = 1 }
-        let central = CentralLink(
-            link: link, device: device, mtu: linkMTU(attMTU: attMTU), writeSocket: writeSocket, notifySocket: notifySocket,
-            notifyCharacteristic: notifyCharacteristic
-        )
-        centralLinks[link] = central
-        phases[device] = .up(link)
-        // Hang-ups on the write socket mean the connection is gone too.
-        loop.watch(writeSocket, events: 0) { [self] _ in centralLost(device: device) }
-        if let notifySocket {
-            loop.watch(notifySocket, events: Int16(POLLIN)) { [self] revents in readNotification(central, revents: revents) }
-        }
-        continuation.yield(.linkUp(link, mtu: central.mtu))
-    }
-
-    /// One read = one notification = one frame.
-    private func readNotification(_ central: CentralLink, revents: Int16) {
-        guard let socket = central.notifySocket else { return }
-        var buffer = [UInt8](repeating: 0, count: 1024)
-        let n = buffer.withUnsafeMutableBytes { recv(socket, $0.baseAddress, $0.count, Int32(MSG_DONTWAIT)) }
-        if n > 0 {
-            if n <= MeshProtocol.maxFrame { continuation.yield(.frame(central.link, Array(buffer[0..<n]))) }
-            return
-        }
-        if n == 0 || revents & Int16(POLLHUP | POLLERR) != 0 || (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR) {
-            centralLost(device: central.device)
-        }
-    }
-
-    /// A central connection ended (Connected false, a socket hung up, the device removed).
-    private func centralLost(device: String) {
-        guard case .up(let link) = phases[device], let central = centralLinks[link] else { return }
-        closeCentral(central)
-        backOff(device)
-    }
-
-    private func closeCentral(_ central: CentralLink) {
-        loop.unwatch(central.writeSocket)
-        Glibc.close(central.writeSocket)
-        if let notifySocket = central.notifySocket {
-            loop.unwatch(notifySocket)
-            Glibc.close(notifySocket)
-        }
-        centralLinks[central.link] = nil
-        phases[central.device] = .idle
-        continuation.yield(.linkDown(central.link))
-    }
-
-    private func deviceGone(_ path: String) {
-        if notifyLink.contains(device: path) {
-            notifyLink.remove(device: path)
-            updateNotifyLink()
-        }
-        switch phases[path] {
-        case .up: centralLost(device: path)
-        case .resolving(let timer), .waitingTurn(let timer):
-            loop.cancelTimer(timer)
-            backOff(path)
-        case .connecting, .acquiring: backOff(path)
-        case .idle, .backingOff, nil: break
-        }
-        if objects[path]?[BlueZNames.device] == nil, case .backingOff(let timer) = phases[path] {
-            loop.cancelTimer(timer)
-            phases[path] = nil
-        }
-    }
-
-    private func disconnectAndBackOff(_ path: String) {
-        bus?.call(BlueZNames.bus, path, BlueZNames.device, "Disconnect") { _ in }
-        backOff(path)
-    }
-
-    private func backOff(_ path: String) {
-        if case .resolving(let timer) = phases[path] { loop.cancelTimer(timer) }
-        let timer = loop.after(BlueZLimits.retryDelay) { [self] in
-            guard case .backingOff = phases[path] else { return }
-            phases[path] = .idle
-            considerDevice(path)
-        }
-        phases[path] = .backingOff(timer: timer)
     }
 }
