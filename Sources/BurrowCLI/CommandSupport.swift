@@ -30,18 +30,29 @@ extension AsyncRunnable {
 
 extension BurrowCommand {
     mutating func runAsync() async throws {
-        do {
+        try await CommandRunner.run(globals) {
             let output = try await execute()
             if globals.json {
                 Console.out(JSONOutput.object([("ok", .bool(true))] + output.fields).serialized)
             } else if !output.human.isEmpty {
                 Console.out(output.human)
             }
+        }
+    }
+}
+
+/// Runs a command's body with the contract's error handling: a failure is reported (one JSON
+/// document with `--json`) and becomes the exit status; a `busy` home is handed to the `burrow
+/// run` that owns it, which does the work. Commands that print lines of their own (the nearby
+/// ones) call this directly.
+enum CommandRunner {
+    static func run(_ globals: GlobalOptions, _ body: () async throws -> Void) async throws {
+        do {
+            try await body()
         } catch let exit as ExitCode {
             throw exit
         } catch {
             let failure = CLIError.from(error)
-            // Another process owns the home: if it is `burrow run`, it does the work.
             if failure.code == .busy, ServingNode.current == nil, let status = try await Forwarding.forward(globals) {
                 throw ExitCode(status)
             }

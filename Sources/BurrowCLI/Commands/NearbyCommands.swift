@@ -19,7 +19,7 @@ struct InviteNearbyCommand: ForwardableCommand {
         let meshOptions = self.meshOptions
         let group = self.group
         let expires = self.expires
-        try await NearbyRunner.run(globals) {
+        try await CommandRunner.run(globals) {
             let joined = try await NodeOpener.with(globals) { node in
                 try await MeshStarter.withMesh(meshOptions, node: node) { mesh in
                     try await node.hostNearbyInvite(group, expiresIn: expires, mesh: mesh, timeout: globals.timeoutDuration) { event in
@@ -54,7 +54,7 @@ struct JoinNearbyCommand: ForwardableCommand {
 
     mutating func runAsync() async throws {
         let command = self
-        try await NearbyRunner.run(globals) { try await command.perform() }
+        try await CommandRunner.run(globals) { try await command.perform() }
     }
 
     private func perform() async throws {
@@ -127,25 +127,6 @@ struct JoinNearbyCommand: ForwardableCommand {
             return text.trimmingCharacters(in: .whitespacesAndNewlines)
         }
         return (Console.readStdinLine() ?? "").trimmingCharacters(in: .whitespacesAndNewlines)
-    }
-}
-
-/// The nearby commands print their own JSON lines, so they run outside `BurrowCommand`'s
-/// single-object output but keep its error reporting and forwarding to `run`.
-enum NearbyRunner {
-    static func run(_ globals: GlobalOptions, _ body: () async throws -> Void) async throws {
-        do {
-            try await body()
-        } catch let exit as ExitCode {
-            throw exit
-        } catch {
-            let failure = CLIError.from(error)
-            if failure.code == .busy, ServingNode.current == nil, let status = try await Forwarding.forward(globals) {
-                throw ExitCode(status)
-            }
-            Console.report(failure, json: globals.json)
-            throw ExitCode(failure.exitCode)
-        }
     }
 }
 
