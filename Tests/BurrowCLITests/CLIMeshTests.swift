@@ -155,6 +155,7 @@ final class CLIMeshTests: XCTestCase {
         XCTAssertEqual(done["confirmed"] as? Bool, true)
         let left = try invite.lines.filter { $0.contains(#""result":"challenged""#) }.map { try object($0)["attempts_left"] as? Int }
         XCTAssertEqual(left, [4, 3], "two attempts: the wrong code's and the right one's")
+        XCTAssertTrue(invite.lines.contains { $0.contains(#""result":"replaced""#) }, "the wrong code's attempt is reported ended: \(invite.lines)")
         // Carol's running node now holds the group and hears Alice's next message over the mesh.
         _ = try alice.ok(["chat", "Family", "welcome in"])
         _ = try await carolRun.waitForLine(containing: "welcome in", timeout: .seconds(30))

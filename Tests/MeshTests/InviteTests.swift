@@ -149,6 +149,22 @@ final class InviteTests: XCTestCase {
         guard case .finished(.tooManyAttempts?)? = fourth.first else { return XCTFail("\(fourth)") }
     }
 
+    /// A joiner that tries again ends its open attempt: the admin sees it end (`replaced`), the
+    /// new one costs an attempt of its own.
+    func testANewHelloEndsTheJoinersOpenAttemptVisibly() throws {
+        var (host, meshKey, _) = try host()
+        let key = MeshFixture.key(0xD4)
+        var (first, _) = try joiner(for: host, meshKey: meshKey, joinerKey: key)
+        let hello = joinerSends(first.attempt(code: "000000", now: now, using: &rng))
+        _ = host.receive(try message(hello[0]), from: key.id, now: now)
+        var (second, _) = try joiner(for: host, meshKey: meshKey, joinerKey: key)
+        let again = joinerSends(second.attempt(code: "042517", now: now + 1_000, using: &rng))
+        let actions = host.receive(try message(again[0]), from: key.id, now: now + 1_000)
+        let results = actions.compactMap { action -> String? in if case .attempt(_, _, let result) = action { return result } else { return nil } }
+        XCTAssertEqual(results, ["replaced", "challenged"])
+        XCTAssertEqual(host.attemptsLeft, 3)
+    }
+
     func testAtMostTwoOpenAttemptsAndMessagesOnlyFromTheBeaconSender() throws {
         var (host, meshKey, _) = try host()
         for (i, seed) in [0xD1, 0xD2, 0xD3].enumerated() {

@@ -183,15 +183,19 @@ public struct InviteHost: Sendable {
             break
         }
         guard now < expiresAt else { return [errorMessage(.inviteExpired, nonce: nonce, to: peer)] }
+        // A new hello from a joiner with an attempt open ends that attempt (its code was
+        // probably wrong: the joiner stopped and tried again); the admin is told.
+        var ended: [Action] = []
         if let open = attempts[peer] {
             // A retransmitted hello gets the same challenge, free.
             if open.context.nonce == nonce, open.yb == yb {
                 return [.send(type: .joinChallenge, recipient: peer, payload: open.challenge)]
             }
             attempts[peer] = nil
+            ended = [.attempt(peer: peer, attemptsLeft: attemptsLeft, result: "replaced")]
         }
-        guard attemptsLeft > 0 else { return [errorMessage(.tooManyAttempts, nonce: nonce, to: peer)] }
-        guard attempts.count < Self.maxOpenAttempts else { return [errorMessage(.inviteBusy, nonce: nonce, to: peer)] }
+        guard attemptsLeft > 0 else { return ended + [errorMessage(.tooManyAttempts, nonce: nonce, to: peer)] + (closeIfSpent() ?? []) }
+        guard attempts.count < Self.maxOpenAttempts else { return ended + [errorMessage(.inviteBusy, nonce: nonce, to: peer)] }
         attemptsLeft -= 1
         beacon = beacon.with(attemptsLeft: attemptsLeft)
         let context = JoinContext(inviteID: inviteID, nonce: nonce, inviter: myID, joiner: peer)
@@ -199,14 +203,14 @@ public struct InviteHost: Sendable {
         let generator = CPace.generator(code: code, inviteID: inviteID, nonce: nonce, inviter: myID, joiner: peer)
         guard let yaShare = try? CPace.share(ya, generator: generator), let k = try? CPace.sharedPoint(ya, peerShare: yb) else {
             // A bad share aborts the attempt; it still cost one.
-            return [.attempt(peer: peer, attemptsLeft: attemptsLeft, result: MeshError.badPoint.rawValue)] + (closeIfSpent() ?? [])
+            return ended + [.attempt(peer: peer, attemptsLeft: attemptsLeft, result: MeshError.badPoint.rawValue)] + (closeIfSpent() ?? [])
         }
         let keys = JoinKeys(isk: CPace.isk(context: context, yb: yb, ya: yaShare, k: k))
         let info = JoinChallengeInfo(groupID: groupID, name: groupName)
-        guard let sealed = try? keys.seal(.challenge, info.json, ad: context.associatedData(.joinChallenge)) else { return [] }
+        guard let sealed = try? keys.seal(.challenge, info.json, ad: context.associatedData(.joinChallenge)) else { return ended }
         let payload = JoinMessage(inviteID: inviteID, nonce: nonce, body: .challenge(ya: yaShare, sealed: sealed)).payload
         attempts[peer] = Attempt(context: context, yb: yb, keys: keys, challenge: payload, openedAt: now)
-        return [
+        return ended + [
             .send(type: .joinChallenge, recipient: peer, payload: payload),
             .attempt(peer: peer, attemptsLeft: attemptsLeft, result: "challenged"),
         ]
