@@ -5,8 +5,10 @@ import Synchronization
 /// submitted, so the node's state has a single writer (ARCHITECTURE rule 8, inside the process).
 ///
 /// One task drains an `AsyncStream` of jobs (which keeps the order of `submit` calls) and
-/// awaits each before starting the next. Closing stops taking jobs and drops the queued ones
-/// (their submitters get `Closed`); the running one finishes.
+/// awaits each job's turn before starting the next. A turn ends when its job ends, or earlier
+/// when the job yields it (`yieldingTurn`: a nearby invite waits minutes on the mesh) and takes
+/// its store work back through `exclusively`. Closing stops taking jobs and drops the queued
+/// ones (their submitters get `Closed`); the running one finishes.
 public final class NodeMailbox: Sendable {
     /// The mailbox was closed before the job started.
     public struct Closed: Error {}
@@ -35,7 +37,15 @@ public final class NodeMailbox: Sendable {
                     job.drop()
                     continue
                 }
-                await job.run()
+                await withCheckedContinuation { (handBack: CheckedContinuation<Void, Never>) in
+                    let turn = Turn(handBack)
+                    Task {
+                        await NodeMailbox.$currentTurn.withValue(turn) {
+                            await NodeMailbox.$current.withValue(self) { await job.run() }
+                        }
+                        turn.end()
+                    }
+                }
             }
         }
         state.withLock { $0.worker = drain }
@@ -76,6 +86,36 @@ public final class NodeMailbox: Sendable {
             })
         }
         return try result.get()
+    }
+
+    /// A running job's hold on the queue, given back once: when the job ends, or when it
+    /// yields its turn.
+    final class Turn: Sendable {
+        private let handBack: Mutex<CheckedContinuation<Void, Never>?>
+
+        init(_ handBack: CheckedContinuation<Void, Never>) { self.handBack = Mutex(handBack) }
+
+        func end() { handBack.withLock { $0?.resume(); $0 = nil } }
+    }
+
+    /// The turn of the job this task runs in, if it still holds it.
+    @TaskLocal static var currentTurn: Turn?
+    /// The mailbox whose job this task runs in.
+    @TaskLocal public static var current: NodeMailbox?
+
+    /// Inside a job: gives the queue to the jobs after this one while `body` runs (it waits a
+    /// long time, e.g. on the mesh), so the node keeps processing; `body` takes its store work
+    /// back through `exclusively`. Outside a job it just runs `body`.
+    public static func yieldingTurn<T>(_ body: () async throws -> T) async rethrows -> T {
+        currentTurn?.end()
+        return try await $currentTurn.withValue(nil) { try await body() }
+    }
+
+    /// Runs `body` as the node's single writer: as a new job when the caller yielded its turn,
+    /// else at once (the caller holds the turn, or there is no mailbox: a plain command).
+    public static func exclusively<T: Sendable>(_ body: @escaping @Sendable () async throws -> T) async throws -> T {
+        if currentTurn == nil, let mailbox = current { return try await mailbox.run(body) }
+        return try await body()
     }
 
     /// Takes the next job off the queue; false once closed.

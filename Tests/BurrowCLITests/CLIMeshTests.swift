@@ -137,6 +137,11 @@ final class CLIMeshTests: XCTestCase {
         let code = try XCTUnwrap(open["code"] as? String)
         let inviteID = try XCTUnwrap(open["invite_id"] as? String)
         XCTAssertTrue(invite.isRunning, "the code arrived while the forwarded invite is still open")
+        // The open invite does not hold the running node: another forwarded command answers now.
+        let started = ContinuousClock.now
+        let status = try XCTUnwrap(try alice.ok(["mesh", "status"])["mesh"] as? [String: Any])
+        XCTAssertEqual(status["transport"] as? String, "udp")
+        XCTAssertLessThan(ContinuousClock.now - started, .seconds(10))
 
         let wrong = String(code.filter(\.isNumber).map { $0 == "9" ? "0" : "9" })
         let refused = try BurrowProcess.run(["join", "nearby", "--invite", inviteID, "--code-stdin", "--home", carol.path,

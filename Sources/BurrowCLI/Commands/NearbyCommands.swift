@@ -22,9 +22,12 @@ struct InviteNearbyCommand: ForwardableCommand {
         try await CommandRunner.run(globals) {
             let joined = try await NodeOpener.with(globals) { node in
                 try await MeshStarter.withMesh(meshOptions, node: node) { mesh in
-                    try await node.hostNearbyInvite(group, expiresIn: expires, mesh: mesh, timeout: globals.timeoutDuration) { event in
-                        // The code is needed now: forwarded, it goes to the caller as progress.
-                        Console.progress(json ? NearbyOutput.progress(event).serialized : NearbyOutput.progressText(event))
+                    // Forwarded into `run`, the node keeps processing while the invite is open.
+                    try await NodeMailbox.yieldingTurn {
+                        try await node.hostNearbyInvite(group, expiresIn: expires, mesh: mesh, timeout: globals.timeoutDuration) { event in
+                            // The code is needed now: forwarded, it goes to the caller as progress.
+                            Console.progress(json ? NearbyOutput.progress(event).serialized : NearbyOutput.progressText(event))
+                        }
                     }
                 }
             }
@@ -64,7 +67,7 @@ struct JoinNearbyCommand: ForwardableCommand {
         if list {
             let beacons = try await NodeOpener.with(globals) { node in
                 try await MeshStarter.withMesh(meshOptions, node: node) { mesh in
-                    await node.listNearbyInvites(mesh: mesh, wait: listen)
+                    await NodeMailbox.yieldingTurn { await node.listNearbyInvites(mesh: mesh, wait: listen) }
                 }
             }
             Console.out(json ? JSONOutput.object([("ok", .bool(true)), ("invites", .array(beacons.map(NearbyOutput.beacon)))]).serialized
@@ -107,7 +110,10 @@ struct JoinNearbyCommand: ForwardableCommand {
                     FileHandle.standardError.write(Data("code shown by the inviter: ".utf8))
                     code = readLine() ?? ""
                 }
-                return try await node.joinNearby(mesh: mesh, invite: chosen ?? "", code: code, accept: accept, timeout: globals.timeoutDuration)
+                let invite = chosen ?? ""
+                return try await NodeMailbox.yieldingTurn {
+                    try await node.joinNearby(mesh: mesh, invite: invite, code: code, accept: accept, timeout: globals.timeoutDuration)
+                }
             }
         }
         var fields: [(String, JSONOutput)] = [("ok", .bool(true))]

@@ -75,12 +75,16 @@ extension BurrowNode {
         guard Self.nearbyExpiryRange.contains(expiresIn) else {
             throw NodeError.invalidInput("--expires must be \(Self.nearbyExpiryRange.lowerBound)–\(Self.nearbyExpiryRange.upperBound) seconds")
         }
-        let id = try await catchUpIfReachable(groupText, timeout: timeout)
-        let (groupHex, name) = try store.transaction { tx -> (String, String) in
-            let loaded = try loadGroup(mlsGroupID: id, in: tx)
-            guard loaded.row.state == .active else { throw NodeError.invalidInput("the group is \(loaded.row.state.rawValue)") }
-            guard loaded.group.isAdmin(publicKey) else { throw NodeError.notAdmin("only admins may invite") }
-            return (id.hex, loaded.group.data.name)
+        // Store work is the single writer's (`exclusively`): a forwarded invite yields the
+        // node's queue while it waits on the mesh, so `run` goes on processing meanwhile.
+        let (id, groupHex, name) = try await NodeMailbox.exclusively { () async throws -> (MLSGroupID, String, String) in
+            let id = try await self.catchUpIfReachable(groupText, timeout: timeout)
+            return try self.store.transaction { tx in
+                let loaded = try self.loadGroup(mlsGroupID: id, in: tx)
+                guard loaded.row.state == .active else { throw NodeError.invalidInput("the group is \(loaded.row.state.rawValue)") }
+                guard loaded.group.isAdmin(self.publicKey) else { throw NodeError.notAdmin("only admins may invite") }
+                return (id, id.hex, loaded.group.data.name)
+            }
         }
         var rng = SystemRandomNumberGenerator()
         let inviteID = (0..<16).map { _ in UInt8.random(in: 0...255, using: &rng) }
@@ -125,7 +129,7 @@ extension BurrowNode {
                     progress(.attempt(peer: peer.hex, attemptsLeft: Int(left), result: result))
                 case .joinRequest(let request, let peer):
                     do {
-                        let (wrap, view) = try await admitNearby(request, to: id, timeout: timeout)
+                        let (wrap, view) = try await NodeMailbox.exclusively { try await self.admitNearby(request, to: id, timeout: timeout) }
                         admitted = (request.pubkey, request.name, view)
                         queue += host.welcome(giftWrap: Array(wrap.jsonString.utf8), to: peer, now: MeshService.now())
                     } catch let refusal as NearbyRefusal {

@@ -91,7 +91,7 @@ extension BurrowNode {
         }
         guard let chosen else { throw MeshNodeError.meshOff("the mesh stopped") }
 
-        let keyPackage = try stageKeyPackage()
+        let keyPackage = try await NodeMailbox.exclusively { try self.stageKeyPackage() }
         var session = JoinSession(beacon: chosen.beacon, inviter: chosen.peer, myID: mesh.meshID, keyPackage: keyPackage.keyPackage,
                                   pubkey: publicKey)
         var rng = SystemRandomNumberGenerator()
@@ -111,24 +111,25 @@ extension BurrowNode {
                             queue += session.welcomeProcessed(.failed, error: .joinRefused)
                             continue
                         }
-                        var report = SyncReport()
-                        handleGiftWrap(giftWrap, report: &report)
-                        guard let invite = report.updates.lazy.compactMap({ update -> InviteView? in
-                            if case .invite(let view) = update { return view } else { return nil }
-                        }).first else {
-                            let reason = report.errors.first?.reason ?? "the welcome was not usable"
-                            logger.warning("nearby welcome refused", metadata: ["reason": "\(reason)"])
+                        let outcome = try await NodeMailbox.exclusively { () async throws -> (InviteView, GroupView?)? in
+                            var report = SyncReport()
+                            self.handleGiftWrap(giftWrap, report: &report)
+                            guard let invite = report.updates.lazy.compactMap({ update -> InviteView? in
+                                if case .invite(let view) = update { return view } else { return nil }
+                            }).first else {
+                                let reason = report.errors.first?.reason ?? "the welcome was not usable"
+                                self.logger.warning("nearby welcome refused", metadata: ["reason": "\(reason)"])
+                                return nil
+                            }
+                            guard accept else { return (invite, nil) }
+                            return (invite, try await self.acceptInvite(invite.id, timeout: timeout, relaysRequired: false))
+                        }
+                        guard let (invite, group) = outcome else {
                             queue += session.welcomeProcessed(.failed, error: .joinFailed)
                             continue
                         }
-                        if accept {
-                            let group = try await acceptInvite(invite.id, timeout: timeout, relaysRequired: false)
-                            joined = (group, nil)
-                            queue += session.welcomeProcessed(.accepted)
-                        } else {
-                            joined = (nil, invite)
-                            queue += session.welcomeProcessed(.declined)
-                        }
+                        joined = group.map { ($0, nil) } ?? (nil, invite)
+                        queue += session.welcomeProcessed(group == nil ? .declined : .accepted)
                     } catch {
                         logger.warning("nearby welcome failed", metadata: ["error": "\(Self.describe(error))"])
                         queue += session.welcomeProcessed(.failed, error: .joinFailed)
