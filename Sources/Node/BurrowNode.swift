@@ -28,6 +28,9 @@ public final class BurrowNode: Sendable {
     let meshSlot = Mutex<MeshService?>(nil)
     /// DM frames the mesh delivered, waiting for a mailbox job to step them (`drainMeshDMs`).
     let meshDMQueue = Mutex<[MeshDMFrame]>([])
+    /// DM outbox rows the mesh already carried (it stores and forwards them), so a frame still
+    /// owed to the relays is not put on the air again at every flush.
+    let meshCarriedFrames = Mutex<Set<Int64>>([])
 
     private struct LiveState {
         /// Live group events that could not be placed yet (`run` retries them as others arrive).

@@ -114,6 +114,11 @@ final class CLIMeshTests: XCTestCase {
         let received = try object(try await carolRun.waitForLine(containing: "psst, over the mesh", timeout: .seconds(30)))
         XCTAssertEqual(received["type"] as? String, "dm")
         XCTAssertEqual(received["contact"] as? String, "Alice")
+        // `--via auto` with no relay: the mesh carries the reply at once, and the frame stays
+        // owed to the relays (the message `queued`) instead of being written off as sent.
+        let reply = try XCTUnwrap(try carol.ok(["dm", "send", "Alice", "got it", "--timeout", "5"])["message"] as? [String: Any])
+        XCTAssertEqual(reply["status"] as? String, "queued", "\(reply)")
+        _ = try await aliceRun.waitForLine(containing: "got it", timeout: .seconds(30))
     }
 
     /// With `burrow run --mesh` up on both homes, the nearby commands are forwarded into the

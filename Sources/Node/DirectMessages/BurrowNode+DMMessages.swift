@@ -99,19 +99,23 @@ extension BurrowNode {
 
     /// Publishes every pending frame, each in a fresh gift wrap to its recipient's Nostr key,
     /// to the relays of the contact's card, else its inbox relays (10050), else ours; and, when
-    /// `run` has the mesh up, as a mesh DM to the contact's daily tag (pigeon-dm.md 6.2). A frame
-    /// a relay accepted or the mesh took (it stores and forwards for 24 h) is `sent`; its
-    /// message too.
+    /// `run` has the mesh up, once as a mesh DM to the contact's daily tag (pigeon-dm.md 6.2).
+    /// A frame is `sent` (its message too) when a relay accepted it — or, with `--via mesh`,
+    /// when the mesh took it (it stores and forwards for 24 h). With `auto`, a frame the mesh
+    /// carried stays owed to the relays until one accepts it: the contact may not be near.
     func flushDMOutbox(timeout: Duration, via: DMVia = .auto) async {
         guard let frames = try? store.transaction({ try $0.dmOutbox.pending() }), !frames.isEmpty else { return }
         let mesh = via == .nostr ? nil : self.mesh
+        // Rows no longer pending need no memory of having been carried.
+        meshCarriedFrames.withLock { $0.formIntersection(frames.map(\.id)) }
         var routes: [[UInt8]: [String]] = [:]
         for frame in frames {
-            var carried = false
-            if let mesh, let contact = frame.contact {
+            var carried = meshCarriedFrames.withLock { $0.contains(frame.id) }
+            if let mesh, let contact = frame.contact, !carried {
                 do {
                     try await mesh.sendDM(frame.frame, toIdentityKey: contact)
                     carried = true
+                    meshCarriedFrames.withLock { _ = $0.insert(frame.id) }
                 } catch {
                     logger.debug("DM frame not carried by the mesh", metadata: ["error": "\(Self.describe(error))"])
                 }
@@ -121,26 +125,22 @@ extension BurrowNode {
                     _ = try? store.transaction { try $0.dmOutbox.setState(id: frame.id, carried ? .sent : .failed, attempted: carried) }
                     continue
                 }
-                if via != .mesh {
-                    do {
-                        let urls: [String]
-                        if let known = routes[frame.recipient] {
-                            urls = known
-                        } else {
-                            urls = try await dmRoute(to: recipient, contact: frame.contact, timeout: timeout)
-                            routes[frame.recipient] = urls
-                        }
-                        var rng = SystemRandomNumberGenerator()
-                        let now = Self.now()
-                        let rumor = try NostrCarrier.rumor(frame: frame.frame, sender: publicKey, now: now)
-                        let wrap = try GiftWrap.wrap(rumor: rumor, sender: keys, recipient: recipient, now: now, rng: &rng,
-                                                     extraTags: [["expiration", String(NostrCarrier.expiration(for: frame.frame, now: now))]])
-                        try await publishAccepted(wrap, to: urls, timeout: timeout)
-                    } catch where carried {
-                        logger.debug("DM frame left by the mesh only", metadata: ["error": "\(Self.describe(error))"])
+                if via == .mesh {
+                    guard carried else { throw NodeError.noRoute("the mesh did not take the frame") }
+                } else {
+                    let urls: [String]
+                    if let known = routes[frame.recipient] {
+                        urls = known
+                    } else {
+                        urls = try await dmRoute(to: recipient, contact: frame.contact, timeout: timeout)
+                        routes[frame.recipient] = urls
                     }
-                } else if !carried {
-                    throw NodeError.noRoute("the mesh did not take the frame")
+                    var rng = SystemRandomNumberGenerator()
+                    let now = Self.now()
+                    let rumor = try NostrCarrier.rumor(frame: frame.frame, sender: publicKey, now: now)
+                    let wrap = try GiftWrap.wrap(rumor: rumor, sender: keys, recipient: recipient, now: now, rng: &rng,
+                                                 extraTags: [["expiration", String(NostrCarrier.expiration(for: frame.frame, now: now))]])
+                    try await publishAccepted(wrap, to: urls, timeout: timeout)
                 }
                 Failpoint.dmPublished.check()
                 try store.transaction { tx in
@@ -153,7 +153,8 @@ extension BurrowNode {
                 }
             } catch {
                 _ = try? store.transaction { try $0.dmOutbox.setState(id: frame.id, .pending, attempted: true) }
-                logger.warning("DM frame not published yet", metadata: ["error": "\(Self.describe(error))"])
+                logger.warning(carried ? "DM frame carried by the mesh, still owed to the relays" : "DM frame not published yet",
+                               metadata: ["error": "\(Self.describe(error))"])
             }
         }
     }
