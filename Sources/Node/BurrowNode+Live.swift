@@ -111,9 +111,9 @@ extension BurrowNode {
                 }
                 if resubscribe { try await refreshSubscription() }
             case .mesh(let delivery):
-                let report = try await mailbox.run { await self.handleMeshDelivery(delivery, timeout: options.timeout) }
+                let (report, resubscribe) = try await mailbox.run { await self.handleMeshDelivery(delivery, timeout: options.timeout) }
                 report.updates.forEach(emit)
-                try await refreshSubscription()
+                if resubscribe { try await refreshSubscription() }
             case .tick:
                 try await refreshSubscription()
                 if ContinuousClock.now - lastUpkeep >= options.maintenanceInterval {

@@ -77,12 +77,13 @@ extension BurrowNode {
     /// A mesh delivery for `run` (a mailbox job): events go through the pipeline as if from a
     /// relay, and a group event of ours is passed on to the group's relays (8.4); queued DM
     /// frames are stepped. Beacons and invite messages belong to nearby-invite sessions.
-    public func handleMeshDelivery(_ delivery: MeshDelivery, timeout: Duration) async -> SyncReport {
+    /// `resubscribe`: the set of groups changed, as `handleLive` says.
+    public func handleMeshDelivery(_ delivery: MeshDelivery, timeout: Duration) async -> (report: SyncReport, resubscribe: Bool) {
         var report = SyncReport()
+        var resubscribe = false
         switch delivery.content {
         case .nostrEvent(let event):
-            let (handled, _) = await handleLive(event, timeout: timeout)
-            report = handled
+            (report, resubscribe) = await handleLive(event, timeout: timeout)
             if event.kind == MarmotKind.groupEvent { bridgeToRelays(event) }
         case .dm:
             // `run` queued the frame as it arrived (`enqueueMeshDM`); it may be stepped already.
@@ -91,7 +92,7 @@ extension BurrowNode {
         case .beacon, .join:
             break
         }
-        return report
+        return (report, resubscribe)
     }
 
     /// A node reaching relays publishes mesh-received group events of its groups to their
