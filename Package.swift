@@ -202,7 +202,7 @@ let package = Package(
             path: "Tests/RelayServerTests",
             swiftSettings: swift6
         ),
-        .testTarget(name: "BurrowCLITests", dependencies: ["TestSupport", "Nostr", "Marmot", "Node"], swiftSettings: swift6),
+        .testTarget(name: "BurrowCLITests", dependencies: ["TestSupport", "Nostr", "Marmot", "Node", "Pigeon", "RelayClient"], swiftSettings: swift6),
         .testTarget(name: "MeshTests", dependencies: ["TestSupport", "Mesh", "Nostr"], swiftSettings: swift6),
         // The BlueZ link layer against a mock org.bluez (python-dbusmock) on a private dbus-daemon.
         .testTarget(name: "MeshLinksTests", dependencies: ["TestSupport", "MeshLinks", "Mesh", "CSystemd"], swiftSettings: swift6),

@@ -63,6 +63,7 @@ extension RelayServerConfiguration {
             l.maxAuthEventBytes = try limits.int("max_auth_event_bytes") ?? l.maxAuthEventBytes
             l.mailboxWraps = try limits.int("mailbox_wraps") ?? l.mailboxWraps
             l.mailboxBytes = try limits.int("mailbox_bytes") ?? l.mailboxBytes
+            l.relayWraps = try limits.int("relay_wraps") ?? l.relayWraps
             try limits.finish()
             config.limits = l
         }

@@ -140,11 +140,13 @@ struct ConnectionHandler: Sendable {
             case .superseded:
                 answer(true, "duplicate: a newer version of this event is stored")
             case .deleted:
-                answer(false, event.kind == Kind.giftWrap
-                       ? "blocked: this gift wrap was deleted by its recipient"
-                       : "blocked: this event was deleted by its author")
+                answer(false, "blocked: this event was deleted by its author")
+            case .wrapAlreadyRead:
+                answer(true, "duplicate: already have this event")
             case .mailboxFull:
                 answer(false, "rate-limited: mailbox full")
+            case .relayMailboxFull:
+                answer(false, "rate-limited: the relay holds all the gift wraps it can")
             case .deletedWraps:
                 // Applied, neither stored nor broadcast: see `SaveOutcome.deletedWraps`.
                 answer(true, "")

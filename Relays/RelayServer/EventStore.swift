@@ -16,6 +16,12 @@ enum SaveOutcome: Equatable {
     /// A gift wrap whose recipient's mailbox already holds `limits.mailbox_wraps` wraps or
     /// `limits.mailbox_bytes` bytes; not stored.
     case mailboxFull
+    /// The relay already holds `limits.relay_wraps` live gift wraps for all recipients
+    /// together (one-time wrap keys and fresh recipient keys defeat the per-recipient quota).
+    case relayMailboxFull
+    /// A gift wrap its recipient deleted (read) before: not stored again, and answered as a
+    /// duplicate so a sender cannot learn when the recipient read it.
+    case wrapAlreadyRead
     /// A kind-5 event from a recipient authenticated as itself named gift wraps addressed to
     /// it, and removed this many of them (0 when it is a retry and they are already gone).
     /// The deletion is applied but not stored or served: it would tell every reader which wrap
@@ -31,14 +37,17 @@ enum SaveOutcome: Equatable {
 struct MailboxQuota: Sendable, Equatable {
     var wraps: Int
     var bytes: Int
+    /// Live wraps for all recipients together.
+    var relayWraps: Int
 
-    init(wraps: Int, bytes: Int) {
+    init(wraps: Int, bytes: Int, relayWraps: Int = RelayServerConfiguration.Limits().relayWraps) {
         self.wraps = wraps
         self.bytes = bytes
+        self.relayWraps = relayWraps
     }
 
     init(_ limits: RelayServerConfiguration.Limits) {
-        self.init(wraps: limits.mailboxWraps, bytes: limits.mailboxBytes)
+        self.init(wraps: limits.mailboxWraps, bytes: limits.mailboxBytes, relayWraps: limits.relayWraps)
     }
 }
 
@@ -58,7 +67,8 @@ struct MailboxQuota: Sendable, Equatable {
 final class EventStore: @unchecked Sendable {
     /// 1: events, tags, deletions. 2: `events.received_at` (arrival time, for the mailbox's
     /// 30 days after arrival), `deleted_wraps`, `deleted_events` keyed by (id, pubkey).
-    static let schemaVersion: Int64 = 2
+    /// 3: `deleted_wraps.deleted_at`, so the memory of read wraps is purged with the wraps.
+    static let schemaVersion: Int64 = 3
     static let fileName = "relay.sqlite"
 
     private let queue = DispatchQueue(label: "burrow.relay.store")
@@ -124,6 +134,7 @@ final class EventStore: @unchecked Sendable {
         guard (0...schemaVersion).contains(version) else { throw RelayServerError.unsupportedSchema(version) }
         if version < 1 { try db.transaction { try createVersion1(db) } }
         if version < 2 { try db.transaction { try migrateToVersion2(db) } }
+        if version < 3 { try db.transaction { try migrateToVersion3(db) } }
     }
 
     /// The first schema, as relays before the mailbox created it.
@@ -200,6 +211,16 @@ final class EventStore: @unchecked Sendable {
             """)
     }
 
+    /// Rows of `deleted_wraps` from before version 3 count as deleted at the migration.
+    private static func migrateToVersion3(_ db: SQLiteConnection) throws {
+        try db.exec("""
+            ALTER TABLE deleted_wraps ADD COLUMN deleted_at INTEGER NOT NULL DEFAULT 0;
+            UPDATE deleted_wraps SET deleted_at = CAST(strftime('%s', 'now') AS INTEGER);
+            CREATE INDEX deleted_wraps_by_time ON deleted_wraps(deleted_at);
+            PRAGMA user_version = 3;
+            """)
+    }
+
     // MARK: - Writing
 
     /// The `address` column: `d` for addressable events, "" for replaceable ones, nil otherwise.
@@ -236,13 +257,14 @@ final class EventStore: @unchecked Sendable {
             }
             if event.kind == Kind.giftWrap {
                 if try db.queryFirst("SELECT 1 FROM deleted_wraps WHERE id = ?", [id], row: { _ in true }) == true {
-                    return .deleted
+                    return .wrapAlreadyRead
                 }
                 // Admission refuses a wrap without exactly one valid recipient; should one get
                 // here anyway it has no mailbox to go in.
                 guard let recipient = GiftWrapMailbox.recipient(of: event) else { return .mailboxFull }
                 let held = try mailboxUsage(of: recipient, now: receivedAt, in: db)
                 if held.wraps + 1 > mailbox.wraps || held.bytes + json.count > mailbox.bytes { return .mailboxFull }
+                if try liveWrapCount(now: receivedAt, in: db) + 1 > mailbox.relayWraps { return .relayMailboxFull }
             }
             if event.kind == Kind.deletion {
                 if authenticated.contains(event.pubkey) {
@@ -342,6 +364,13 @@ final class EventStore: @unchecked Sendable {
         return row ?? (0, 0)
     }
 
+    /// The live wraps stored for every recipient together (the arrival index bounds the scan).
+    static func liveWrapCount(now: Int64, in db: SQLiteConnection) throws -> Int {
+        try db.queryFirst("""
+            SELECT COUNT(*) FROM events e WHERE e.kind = \(Kind.giftWrap) AND \(liveWrapCondition)
+            """, [.integer(now), .integer(now)]) { $0.int(0) } ?? 0
+    }
+
     /// SQL true for a stored wrap (alias `e`) whose `p` tags name only the key bound at `?`
     /// (bound twice). Wraps stored before the one-recipient rule may name several keys; those
     /// no single recipient may delete, since that would delete them for the others too.
@@ -374,7 +403,8 @@ final class EventStore: @unchecked Sendable {
                 [.blob(id.bytes), recipient, recipient]) { $0.int64(0) }
             for seq in rows {
                 removed += try db.execute("DELETE FROM events WHERE seq = ?", [.integer(seq)])
-                try db.execute("INSERT OR IGNORE INTO deleted_wraps(id, recipient) VALUES (?, ?)", [.blob(id.bytes), recipient])
+                try db.execute("INSERT OR IGNORE INTO deleted_wraps(id, recipient, deleted_at) VALUES (?, ?, ?)",
+                               [.blob(id.bytes), recipient, .integer(deletion.createdAt)])
                 named = true
             }
             if !named, try wasDeleted(id, by: recipient, in: db) { named = true }
@@ -409,6 +439,9 @@ final class EventStore: @unchecked Sendable {
             var removed = try db.execute("DELETE FROM events WHERE expiration IS NOT NULL AND expiration < ?", [.integer(now)])
             removed += try db.execute("DELETE FROM events WHERE kind = \(Kind.giftWrap) AND received_at <= ?",
                                       [.integer(now - GiftWrapMailbox.lifetimeSeconds)])
+            // What a recipient read is forgotten once the wrap could no longer be live anyway
+            // (a copy arriving later is stored and read again: harmless, and bounded).
+            try db.execute("DELETE FROM deleted_wraps WHERE deleted_at <= ?", [.integer(now - GiftWrapMailbox.lifetimeSeconds)])
             for rule in retention {
                 let kinds = rule.kinds.map(String.init).joined(separator: ",")
                 removed += try db.execute("DELETE FROM events WHERE kind IN (\(kinds)) AND created_at < ?",

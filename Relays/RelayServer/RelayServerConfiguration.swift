@@ -91,6 +91,10 @@ public struct RelayServerConfiguration: Sendable, Equatable {
         /// Bytes of gift wraps (the sum of their JSON) stored for one recipient at once, with
         /// `mailboxWraps` (whichever is reached first); 16 MiB by default.
         public var mailboxBytes: Int = 16 << 20
+        /// Live gift wraps stored for all recipients together: the per-recipient quota alone
+        /// is defeated by fresh recipient keys. Beyond it a wrap gets `OK false "rate-limited:
+        /// the relay holds all the gift wraps it can"`.
+        public var relayWraps: Int = 100_000
 
         public init() {}
     }
@@ -150,6 +154,7 @@ public struct RelayServerConfiguration: Sendable, Equatable {
         try require(limits.maxAuthKeys >= 1, "limits.max_auth_keys must be at least 1")
         try require((512...65_536).contains(limits.maxAuthEventBytes), "limits.max_auth_event_bytes must be 512…65536")
         try require(limits.mailboxWraps >= 1, "limits.mailbox_wraps must be at least 1")
+        try require(limits.relayWraps >= limits.mailboxWraps, "limits.relay_wraps must be at least limits.mailbox_wraps")
         try require(limits.mailboxBytes >= 1024, "limits.mailbox_bytes must be at least 1024")
         try require((1...86_400).contains(purgeIntervalSeconds), "purge_interval_seconds must be 1…86400")
         for rule in retention {

@@ -35,7 +35,7 @@ extension BurrowCommand {
             if globals.json {
                 Console.out(JSONOutput.object([("ok", .bool(true))] + output.fields).serialized)
             } else if !output.human.isEmpty {
-                Console.out(output.human)
+                Console.out(TerminalText.sanitized(output.human))
             }
         }
     }
@@ -115,7 +115,9 @@ enum Console {
         FileHandle.standardOutput.write(Data((text + "\n").utf8))
     }
 
+    /// Standard error carries only human text: it is always sanitized.
     static func err(_ text: String) {
+        let text = TerminalText.sanitized(text)
         if let capture { return capture.append(text + "\n", error: true) }
         FileHandle.standardError.write(Data((text + "\n").utf8))
     }

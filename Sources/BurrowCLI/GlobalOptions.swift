@@ -27,7 +27,7 @@ struct GlobalOptions: ParsableArguments {
     var timeoutDuration: Duration { .milliseconds(Int64((timeout * 1000).rounded())) }
 
     func validate() throws {
-        guard timeout > 0, timeout.isFinite else { throw ValidationError("--timeout must be a positive number of seconds") }
+        guard timeout > 0, timeout <= 86_400 else { throw ValidationError("--timeout must be a number of seconds above 0 and at most 86400") }
     }
 }
 

@@ -13,6 +13,9 @@ extension BurrowNode {
     public static let joinRequestNameLimit = 64
     /// The longest `name` accepted from others (Whistle sets no limit; this bounds what we store).
     static let receivedJoinRequestNameLimit = 256
+    /// Join requests kept in all (pending and settled): beyond, the oldest settled ones go,
+    /// then the oldest pending (issue 19, finding 10).
+    static let maxStoredJoinRequests = 1_000
 
     // MARK: Joiner
 
@@ -85,24 +88,26 @@ extension BurrowNode {
                 throw JoinRequestFailure.joinRefused("join request refused: we do not administer group \(groupHex)")
             }
             guard !loaded.group.members.contains(verified.requester) else {
-                throw JoinRequestFailure.joinRefused("join request refused: \(verified.requester.hex) is already a member of group \(groupHex)")
+                throw JoinRequestFailure.joinRefused("join request refused: the requester is already a member of group \(groupHex)")
             }
-            var state = StoredJoinRequest.State.pending
+            // One pending request per joiner and group: the newer stays, the older is deleted
+            // (its wrap stays marked processed, so the same wrap is not read again).
             for older in try tx.joinRequests.list(state: .pending, mlsGroupID: verified.mlsGroupID)
             where older.requester == verified.requester.bytes {
-                if (older.createdAt, Hex.encode(older.id)) < (verified.rumor.createdAt, verified.id.hex) {
-                    try tx.joinRequests.setState(id: older.id, .superseded)
-                } else {
-                    state = .superseded
+                guard (older.createdAt, Hex.encode(older.id)) < (verified.rumor.createdAt, verified.id.hex) else {
+                    try tx.processedEvents.mark(eventID: wrapID.bytes, outcome: "join request superseded", at: now)
+                    return nil
                 }
+                try tx.joinRequests.delete(id: older.id)
             }
             let stored = StoredJoinRequest(
                 id: verified.id.bytes, wrapperID: wrapID.bytes, mlsGroupID: verified.mlsGroupID, requester: verified.requester.bytes,
                 name: verified.request.name, keyPackageJSON: verified.request.keyPackage.jsonString, createdAt: verified.rumor.createdAt,
-                receivedAt: now, state: state)
+                receivedAt: now, state: .pending)
             try tx.joinRequests.insert(stored)
-            try tx.processedEvents.mark(eventID: wrapID.bytes, outcome: state == .pending ? "join request" : "join request superseded", at: now)
-            return state == .pending ? joinRequestView(stored, group: loaded) : nil
+            try tx.joinRequests.cap(Self.maxStoredJoinRequests)
+            try tx.processedEvents.mark(eventID: wrapID.bytes, outcome: "join request", at: now)
+            return joinRequestView(stored, group: loaded)
         }
         report.processed += 1
         if let view { report.updates.append(.joinRequest(view)) }
@@ -204,7 +209,7 @@ extension BurrowNode {
             guard let newest = events.max(by: { ($0.createdAt, $0.id.hex) < ($1.createdAt, $1.id.hex) }) else { return [] }
             return InboxRelayList.relays(newest)
         } catch {
-            logger.info("could not read inbox relays", metadata: ["key": "\(key.hex)", "error": "\(Self.describe(error))"])
+            logger.info("could not read inbox relays", metadata: ["error": "\(Self.describe(error))"])
             return []
         }
     }

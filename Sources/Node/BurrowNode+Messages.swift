@@ -86,7 +86,7 @@ extension BurrowNode {
             try loaded.save(tx)
             try tx.messages.insert(StoredMessage(
                 mlsGroupID: id.bytes, id: rumor.id.bytes, eventID: event.id.bytes, sender: publicKey.bytes, kind: rumor.kind,
-                createdAt: rumor.createdAt, content: rumor.content, rumorJSON: rumor.jsonString, epoch: Int64(epoch), receivedAt: now))
+                createdAt: rumor.createdAt, content: rumor.content, rumorJSON: rumor.jsonString, epoch: Int64(clamping: epoch), receivedAt: now))
             try tx.processedEvents.mark(eventID: event.id.bytes, outcome: "own message", at: now)
             let urls = relayURLs(for: loaded.group, ours: ours)
             try tx.outbox.insert(OutboxEntry(eventID: event.id.bytes, mlsGroupID: id.bytes, purpose: .message, json: event.jsonString,

@@ -47,8 +47,8 @@ extension BurrowNode {
                 logger.warning("DM receipts not queued", metadata: ["error": "\(Self.describe(error))"])
             }
             await flushDMOutbox(timeout: timeout)
-            await deleteSettledWraps(report.settledDMWraps, timeout: timeout)
-            report.settledDMWraps = []
+            await deleteSettledWraps(report.settledWraps, timeout: timeout)
+            report.settledWraps = []
         case MarmotKind.groupEvent:
             // A commit of ours whose OK was lost is settled first: the relays may hold it.
             await recoverPendingCommits(timeout: timeout)

@@ -57,7 +57,9 @@ extension BurrowNode {
         let started = Self.now()
         let cursor = try store.transaction { try $0.settings.get(Settings.giftWrapCursor) }.flatMap { Int64($0) }
         let filter = Filter(kinds: [Kind.giftWrap], since: cursor.map { max(0, $0 - Self.giftWrapMargin) }, tags: ["p": [publicKey.hex]])
-        let events = try await fetchEvents(filter, from: try relays(), timeout: timeout)
+        let fetched = try await pool(try relays()).fetch(filter, timeout: timeout)
+        for failure in fetched.errors { logger.warning("relay failed during fetch", metadata: ["relay": "\(failure)"]) }
+        let events = fetched.events
         Failpoint.syncFetched.check()
         let before = report.updates.count
         for event in events.sorted(by: Self.createdAtOrder) {
@@ -70,14 +72,20 @@ extension BurrowNode {
         do { try sendReceipts(for: received) } catch {
             logger.warning("DM receipts not queued", metadata: ["error": "\(Self.describe(error))"])
         }
-        await deleteSettledWraps(report.settledDMWraps, timeout: timeout)
-        report.settledDMWraps = []
+        await deleteSettledWraps(report.settledWraps, sources: fetched.sources, timeout: timeout)
+        report.settledWraps = []
         try store.transaction { try $0.settings.set(Settings.giftWrapCursor, String(started)) }
     }
 
     /// Unwraps, validates and stores a welcome as a pending invite (the group waits, `pending`,
     /// until accepted). Anything invalid is recorded with its reason and never listed.
     func handleGiftWrap(_ event: Event, report: inout SyncReport) {
+        // Whatever becomes of it, a wrap marked processed leaves our mailbox.
+        defer {
+            if (try? store.transaction({ try $0.processedEvents.contains(eventID: event.id.bytes) })) == true {
+                report.settledWraps.append(event.id)
+            }
+        }
         do {
             if try store.transaction({ try $0.processedEvents.contains(eventID: event.id.bytes) }) { return }
             let unwrapped = try GiftWrap.unwrap(event, recipient: keys)
@@ -335,7 +343,7 @@ extension BurrowNode {
                         let stored = StoredMessage(
                             mlsGroupID: change.group.row.mlsGroupID, id: inner.rumor.id.bytes, eventID: event.id.bytes,
                             sender: inner.sender.bytes, kind: inner.rumor.kind, createdAt: inner.rumor.createdAt,
-                            content: inner.rumor.content, rumorJSON: inner.rumor.jsonString, epoch: Int64(epoch), receivedAt: now)
+                            content: inner.rumor.content, rumorJSON: inner.rumor.jsonString, epoch: Int64(clamping: epoch), receivedAt: now)
                         if try tx.messages.insert(stored) {
                             newMessages += 1
                             if case .chat(.nickname(let nickname))? = try? inner.content(), !nickname.value.isEmpty {

@@ -113,7 +113,8 @@ public struct SyncReport: Sendable {
     /// Follow-up work the pipeline asked for (owed commits, intents to re-apply).
     var effects: [GroupPipeline.Effect] = []
     /// Gift wraps whose DM frames are committed: the mailbox may delete them.
-    var settledDMWraps: [EventID] = []
+    /// Gift wraps to us processed in this batch (any outcome): deleted from our mailbox.
+    var settledWraps: [EventID] = []
 
     public init() {}
 

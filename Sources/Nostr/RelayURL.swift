@@ -55,6 +55,26 @@ public struct RelayURL: Hashable, Comparable, Sendable, CustomStringConvertible 
     /// nowhere else.
     public var isLoopback: Bool { host == "localhost" || host.hasPrefix("127.") || host == "[::1]" }
 
+    /// Whether the host is on this machine or a private or link-local network: loopback,
+    /// 10/8, 172.16/12, 192.168/16, 169.254/16, 0/8, fc00::/7, fe80::/10, `.local` and
+    /// `.localhost` names. Such a relay named by someone else would make us dial into our own
+    /// network on their behalf.
+    public var isPrivateNetwork: Bool {
+        if isLoopback || host.hasSuffix(".local") || host.hasSuffix(".localhost") { return true }
+        let octets = host.split(separator: ".", omittingEmptySubsequences: false).compactMap { UInt8($0) }
+        if octets.count == 4, host.split(separator: ".", omittingEmptySubsequences: false).count == 4 {
+            switch (octets[0], octets[1]) {
+            case (0, _), (10, _), (127, _), (169, 254), (192, 168): return true
+            case (172, 16...31): return true
+            default: return false
+            }
+        }
+        guard host.first == "[" else { return false }
+        let v6 = bareHost.lowercased()
+        return v6 == "::" || v6.hasPrefix("fc") || v6.hasPrefix("fd") || v6.hasPrefix("fe8") || v6.hasPrefix("fe9")
+            || v6.hasPrefix("fea") || v6.hasPrefix("feb") || v6.hasPrefix("::ffff:")
+    }
+
     /// The host without IPv6 brackets, as a socket address or TLS server name wants it.
     public var bareHost: String {
         host.first == "[" ? String(host.dropFirst().dropLast()) : host

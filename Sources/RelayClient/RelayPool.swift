@@ -260,6 +260,7 @@ private final class Flag: Sendable {
 private final class FetchMerger: Sendable {
     private struct State {
         var events: [EventID: Event] = [:]
+        var sources: [EventID: [String]] = [:]
         var errors: [RelayFailure] = []
         var completed: [String] = []
         var answered = false
@@ -276,7 +277,10 @@ private final class FetchMerger: Sendable {
 
     func add(_ batch: [Event], from url: String) {
         state.withLock { state in
-            for event in batch where state.events[event.id] == nil { state.events[event.id] = event }
+            for event in batch {
+                if state.events[event.id] == nil { state.events[event.id] = event }
+                if !(state.sources[event.id]?.contains(url) ?? false) { state.sources[event.id, default: []].append(url) }
+            }
         }
     }
 
@@ -293,7 +297,7 @@ private final class FetchMerger: Sendable {
             let sorted = state.events.values.sorted {
                 $0.createdAt != $1.createdAt ? $0.createdAt > $1.createdAt : $0.id < $1.id
             }
-            return FetchResult(events: sorted, errors: state.errors, completedRelays: state.completed)
+            return FetchResult(events: sorted, errors: state.errors, completedRelays: state.completed, sources: state.sources)
         }
     }
 }

@@ -40,11 +40,14 @@ public struct FetchResult: Sendable {
     public var errors: [RelayFailure]
     /// Relays that answered every page of the query (EOSE).
     public var completedRelays: [String]
+    /// The relays that returned each event.
+    public var sources: [EventID: [String]]
 
-    public init(events: [Event] = [], errors: [RelayFailure] = [], completedRelays: [String] = []) {
+    public init(events: [Event] = [], errors: [RelayFailure] = [], completedRelays: [String] = [], sources: [EventID: [String]] = [:]) {
         self.events = events
         self.errors = errors
         self.completedRelays = completedRelays
+        self.sources = sources
     }
 }
 

@@ -18,7 +18,7 @@ struct Migration: Sendable {
 }
 
 enum Schema {
-    static let migrations: [Migration] = [v1, v2, v3, v4, v5, v6, v7]
+    static let migrations: [Migration] = [v1, v2, v3, v4, v5, v6, v7, v8]
 
     static var latestVersion: Int { migrations.last?.version ?? 0 }
 
@@ -292,6 +292,12 @@ enum Schema {
         ) WITHOUT ROWID
         """,
         "CREATE INDEX join_requests_by_group ON join_requests (mls_group_id, state, created_at)",
+    ])
+
+    /// v8: the DM outbox backs off (`next_attempt_at`, seconds) after failed attempts, so frames
+    /// to unreachable relays stop being retried on every flush (issue 19).
+    static let v8 = Migration(version: 8, statements: [
+        "ALTER TABLE dm_outbox ADD COLUMN next_attempt_at INTEGER NOT NULL DEFAULT 0",
     ])
 
     static func currentVersion(_ connection: SQLiteConnection) throws -> Int {

@@ -75,6 +75,7 @@ final class JoinRequestNodeTests: NodeRelayTestCase {
         XCTAssertEqual(late.errors, [])
         XCTAssertTrue(late.updates.isEmpty)
         XCTAssertEqual(try pendingIDs(alice), [newer.id.hex])
+        XCTAssertEqual(try alice.store.transaction { try $0.joinRequests.count() }, 1, "one row per joiner and group: the older is gone")
 
         // Refusals: each recorded with its reason, none stored.
         func refusal(_ rumor: Rumor, sealedBy sender: Keys) throws -> String {

@@ -211,9 +211,12 @@ final class MailboxTests: XCTestCase {
 
         // A sender's retry of the same bytes is not delivered again; the recipient's retry of
         // its deletion is accepted and still not served; without AUTH it is still refused.
+        // The answer is the one a stored wrap gets: a sender must not learn when it was read.
         let resent = try await publisher.publish(mine[0])
-        XCTAssertFalse(resent.accepted)
-        XCTAssertEqual(resent.message, "blocked: this gift wrap was deleted by its recipient")
+        XCTAssertTrue(resent.accepted, resent.message)
+        XCTAssertEqual(resent.message, "duplicate: already have this event")
+        let notStoredAgain = try await reader.wraps(for: recipient.publicKey).get()
+        XCTAssertEqual(notStoredAgain, Set([mine[2].id, mine[3].id]), "and it is not stored again")
         let deletedAgain = try await reader.publish(deletion)
         XCTAssertTrue(deletedAgain.accepted, deletedAgain.message)
         let retriedUnauthenticated = try await publisher.publish(deletion)
@@ -237,6 +240,59 @@ final class MailboxTests: XCTestCase {
     }
 
     // MARK: - Purge
+
+    /// Issue 19, finding 3: one-time wrap keys and fresh recipients defeat the per-recipient
+    /// quota, so the relay also bounds the wraps it holds for everyone together.
+    func testTheRelayHoldsAtMostTheConfiguredNumberOfWrapsForAllRecipients() async throws {
+        let relay = TestRelay()
+        defer { relay.remove() }
+        let running = try await relay.start {
+            $0.limits.mailboxWraps = 2
+            $0.limits.relayWraps = 5
+        }
+        let publisher = try await MailboxClient.connect(running)
+        defer { publisher.raw.close() }
+        let now = TestEvents.now()
+        let recipients = (0..<6).map { _ in TestEvents.keys() }
+        for recipient in recipients.prefix(5) {
+            let answer = try await publisher.publish(try Mailbox.wrap(to: recipient.publicKey, from: TestEvents.keys(), now: now))
+            XCTAssertTrue(answer.accepted, answer.message)
+        }
+        let sixth = try await publisher.publish(try Mailbox.wrap(to: recipients[5].publicKey, from: TestEvents.keys(), now: now))
+        XCTAssertFalse(sixth.accepted)
+        XCTAssertEqual(sixth.message, "rate-limited: the relay holds all the gift wraps it can")
+        let stored = try await running.storedEventCount()
+        XCTAssertEqual(stored, 5)
+        await running.close()
+        XCTAssertThrowsError(try relay.configuration { $0.limits.mailboxWraps = 10; $0.limits.relayWraps = 9 }.validated())
+    }
+
+    /// Issue 19, finding 11: the memory of which wraps a recipient read is purged with the
+    /// wraps (thirty days), not kept forever.
+    func testTheMemoryOfReadWrapsIsPurgedWithTheWraps() async throws {
+        let relay = TestRelay()
+        defer { relay.remove() }
+        try FileManager.default.createDirectory(at: relay.directory, withIntermediateDirectories: true)
+        let store = try EventStore(directory: relay.directory.path)
+        defer { store.close() }
+        let recipient = TestEvents.keys()
+        let now = TestEvents.now()
+        let wrap = try Mailbox.wrap(to: recipient.publicKey, from: TestEvents.keys(), now: now)
+        let stored = try await store.run { try EventStore.save(wrap, json: wrap.jsonBytes, receivedAt: now, in: $0) }
+        XCTAssertEqual(stored, .stored)
+        let deletion = try TestEvents.sign(kind: Kind.deletion, tags: [["e", wrap.id.hex]], keys: recipient)
+        let deleted = try await store.run {
+            try EventStore.save(deletion, json: deletion.jsonBytes, receivedAt: now, authenticated: [recipient.publicKey], in: $0)
+        }
+        XCTAssertEqual(deleted, .deletedWraps(1))
+        let remembered = try await store.run { db in try db.query("SELECT COUNT(*) FROM deleted_wraps") { $0.int(0) }.first }
+        XCTAssertEqual(remembered, 1)
+        let again = try await store.run { try EventStore.save(wrap, json: wrap.jsonBytes, receivedAt: now + 1, in: $0) }
+        XCTAssertEqual(again, .wrapAlreadyRead)
+        _ = try await store.run { try EventStore.purge(now: deletion.createdAt + GiftWrapMailbox.lifetimeSeconds, retention: [], in: $0) }
+        let forgotten = try await store.run { db in try db.query("SELECT COUNT(*) FROM deleted_wraps") { $0.int(0) }.first }
+        XCTAssertEqual(forgotten, 0)
+    }
 
     func testWrapsArePurgedAtTheirExpirationOrThirtyDaysAfterArrival() async throws {
         let relay = TestRelay()

@@ -25,6 +25,11 @@ public struct BurrowHome: Sendable {
                               environment: environment, timeout: 300, executable: executable)
     }
 
+    /// Runs `burrow args… --home …` without `--json`: the human output a person reads.
+    public func human(_ args: [String]) throws -> BurrowResult {
+        try BurrowProcess.run(args + ["--home", path, "--passphrase-file", passphraseFile, "--timeout", String(timeout)], timeout: 300)
+    }
+
     /// Whether a process holds this home's lock now (`flock` on `store.lock`): a running
     /// `burrow` has opened the store. Probing takes the lock for an instant when it is free.
     public var isLockHeld: Bool {

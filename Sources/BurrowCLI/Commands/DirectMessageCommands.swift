@@ -83,7 +83,7 @@ struct ContactVerifyCommand: BurrowCommand {
         }
         // At a terminal, the user confirms after comparing the digits out of band.
         if !yes, !unverify, match == nil, !view.verified, !globals.json, ServingNode.current == nil, isatty(STDIN_FILENO) == 1 {
-            Console.out("Safety number with \(view.name):\n\(number)\nDoes it match what \(view.name) sees? [y/N] ")
+            Console.out(TerminalText.sanitized("Safety number with \(view.name):\n\(number)\nDoes it match what \(view.name) sees? [y/N] "))
             if let answer = readLine(), ["y", "yes"].contains(answer.lowercased().trimmingCharacters(in: .whitespaces)) {
                 (view, number) = try await NodeOpener.with(globals) {
                     try $0.verifyContact(contact, match: nil, confirm: true, unverify: false)
@@ -153,17 +153,17 @@ enum DMOutput {
     static func card(_ c: CardView) -> [(String, JSONOutput)] {
         [("card", .string(c.card)), ("identity", .string(c.identity)), ("static", .string(c.staticKey)), ("pubkey", .string(c.pubkey)),
          ("npub", .string(c.npub)), ("nickname", .string(c.nickname)), ("relays", .array(c.relays.map { .string($0) })),
-         ("created_at", .int(Int64(c.createdAt)))]
+         ("created_at", .int(Int64(clamping: c.createdAt)))]
     }
 
     static func contact(_ c: ContactView) -> JSONOutput {
         .object([
             ("name", .string(c.name)), ("identity", .string(c.identity)), ("pubkey", .string(c.pubkey)), ("npub", .string(c.npub)),
             ("nickname", .string(c.nickname)), ("relays", .array(c.relays.map { .string($0) })), ("state", .string(c.state)),
-            ("verified", .bool(c.verified)), ("verified_at", c.verifiedAt.map { .int(Int64($0)) } ?? .null),
-            ("card_created_at", .int(Int64(c.cardCreatedAt))),
+            ("verified", .bool(c.verified)), ("verified_at", c.verifiedAt.map { .int(Int64(clamping: $0)) } ?? .null),
+            ("card_created_at", .int(Int64(clamping: c.cardCreatedAt))),
             ("session", c.session.map { s in
-                .object([("id", .string(s.id)), ("role", .string(s.role)), ("established_at", .int(Int64(s.establishedAt))),
+                .object([("id", .string(s.id)), ("role", .string(s.role)), ("established_at", .int(Int64(clamping: s.establishedAt))),
                          ("confirmed", .bool(s.confirmed))])
             } ?? .null),
         ])
@@ -176,8 +176,8 @@ enum DMOutput {
     static func message(_ m: DMView) -> JSONOutput {
         .object([
             ("id", .string(m.id)), ("contact", .string(m.contact)), ("identity", .string(m.identity)),
-            ("direction", .string(m.direction)), ("text", .string(m.text)), ("sent_at", .int(Int64(m.sentAt))),
-            ("received_at", m.receivedAt.map { .int(Int64($0)) } ?? .null), ("status", .string(m.status)),
+            ("direction", .string(m.direction)), ("text", .string(m.text)), ("sent_at", .int(Int64(clamping: m.sentAt))),
+            ("received_at", m.receivedAt.map { .int(Int64(clamping: $0)) } ?? .null), ("status", .string(m.status)),
             ("session_id", m.sessionID.map { .string($0) } ?? .null), ("verified", .bool(m.verified)),
         ])
     }

@@ -99,8 +99,8 @@ enum JoinRequestOutput {
         return "join request \(r.id): \(who) asks to join \"\(printable(r.groupName))\" [\(r.mlsGroupID.prefix(16))]"
     }
 
-    /// The joiner chose the name: control characters (terminal escapes) are shown as `?`.
+    /// The joiner chose the name: one line, sanitized for the terminal.
     static func printable(_ text: String) -> String {
-        String(String.UnicodeScalarView(text.unicodeScalars.map { $0.properties.generalCategory == .control ? "?" : $0 }))
+        TerminalText.sanitized(text.replacingOccurrences(of: "\n", with: "?").replacingOccurrences(of: "\t", with: "?"))
     }
 }

@@ -26,7 +26,7 @@ struct InviteNearbyCommand: ForwardableCommand {
                     try await NodeMailbox.yieldingTurn {
                         try await node.hostNearbyInvite(group, expiresIn: expires, mesh: mesh, timeout: globals.timeoutDuration) { event in
                             // The code is needed now: forwarded, it goes to the caller as progress.
-                            Console.progress(json ? NearbyOutput.progress(event).serialized : NearbyOutput.progressText(event))
+                            Console.progress(json ? NearbyOutput.progress(event).serialized : TerminalText.sanitized(NearbyOutput.progressText(event)))
                         }
                     }
                 }
@@ -37,7 +37,7 @@ struct InviteNearbyCommand: ForwardableCommand {
                 ("confirmed", .bool(joined.confirmed)),
             ]
             Console.out(json ? JSONOutput.object(fields).serialized
-                        : "\(joined.name ?? joined.member) joined \(joined.group.name)" + (joined.confirmed ? "" : " (no confirmation heard)"))
+                        : TerminalText.sanitized("\(joined.name ?? joined.member) joined \(joined.group.name)" + (joined.confirmed ? "" : " (no confirmation heard)")))
         }
     }
 }
@@ -62,7 +62,7 @@ struct JoinNearbyCommand: ForwardableCommand {
 
     private func perform() async throws {
         let json = globals.json
-        guard wait > 0 else { throw CLIError(.invalid_input, "--wait must be positive") }
+        guard wait > 0, wait <= 3600 else { throw CLIError(.invalid_input, "--wait must be above 0 and at most 3600 seconds") }
         let listen: Duration = .milliseconds(Int64(wait * 1000))
         if list {
             let beacons = try await NodeOpener.with(globals) { node in
@@ -71,7 +71,7 @@ struct JoinNearbyCommand: ForwardableCommand {
                 }
             }
             Console.out(json ? JSONOutput.object([("ok", .bool(true)), ("invites", .array(beacons.map(NearbyOutput.beacon)))]).serialized
-                        : (beacons.isEmpty ? "(no invites nearby)" : beacons.map(NearbyOutput.beaconText).joined(separator: "\n")))
+                        : TerminalText.sanitized(beacons.isEmpty ? "(no invites nearby)" : beacons.map(NearbyOutput.beaconText).joined(separator: "\n")))
             return
         }
         let interactive = invite == nil && codeFile == nil && !codeStdin
@@ -121,7 +121,7 @@ struct JoinNearbyCommand: ForwardableCommand {
         if let invite = result.invite { fields.append(("invite", MarmotOutput.invite(invite))) }
         fields += [("invite_id", .string(result.inviteID)), ("inviter", .string(result.inviter))]
         let human = result.group.map { "joined \($0.name)" } ?? result.invite.map { "invite \($0.id) from \($0.groupName) is pending: `burrow invite accept`" } ?? ""
-        Console.out(json ? JSONOutput.object(fields).serialized : human)
+        Console.out(json ? JSONOutput.object(fields).serialized : TerminalText.sanitized(human))
     }
 
     /// The code never comes as an argument (it would sit in the process list and history).

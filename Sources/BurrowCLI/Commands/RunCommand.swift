@@ -21,8 +21,12 @@ struct RunCommand: AsyncRunnable {
 
     mutating func runAsync() async throws {
         do {
-            guard selfUpdatePeriod >= 0 else { throw CLIError(.invalid_input, "--self-update-period must not be negative") }
-            guard maintenanceInterval > 0 else { throw CLIError(.invalid_input, "--maintenance-interval must be positive") }
+            guard selfUpdatePeriod >= 0, selfUpdatePeriod <= 365 * 86_400 else {
+                throw CLIError(.invalid_input, "--self-update-period must be between 0 and 31536000 seconds")
+            }
+            guard maintenanceInterval > 0, maintenanceInterval <= 86_400 else {
+                throw CLIError(.invalid_input, "--maintenance-interval must be above 0 and at most 86400 seconds")
+            }
             let meshSetup = try meshOptions.setup(default: "off")
             try await serve(meshSetup)
         } catch let exit as ExitCode {
@@ -49,7 +53,7 @@ struct RunCommand: AsyncRunnable {
             throw error
         }
         let emit: @Sendable (NodeUpdate) -> Void = { update in
-            Console.out(json ? MarmotOutput.update(update).serialized : RunCommand.text(update))
+            Console.out(json ? MarmotOutput.update(update).serialized : TerminalText.sanitized(RunCommand.text(update)))
         }
         let relay: RunningRelay?
         do { relay = noEmbeddedRelay ? nil : try await EmbeddedRelay.startIfNeeded(relays: try node.relays(), dataDirectory: relayData) } catch {

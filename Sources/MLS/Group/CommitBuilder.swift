@@ -50,6 +50,7 @@ extension GroupEpochState {
 
         let hasPath = provisional.pathRequired || parameters.forcePath || parameters.newSigner != nil
         let nextSigner = parameters.newSigner ?? signer
+        guard epoch < GroupEpochState.maximumEpoch else { throw MLSError.invalidCommit("the group is at its last epoch \(epoch)") }
         var context = GroupContext(cipherSuite: cs.suite, groupID: groupContext.groupID, epoch: epoch + 1, treeHash: [],
                                    confirmedTranscriptHash: groupContext.confirmedTranscriptHash, extensions: provisional.extensions)
         var commitSecret = KeySchedule.zeroCommitSecret(cs)

@@ -41,6 +41,7 @@ extension GroupEpochState {
             throw MLSError.invalidCommit("an UpdatePath is required by these proposals")
         }
 
+        guard epoch < GroupEpochState.maximumEpoch else { throw MLSError.invalidCommit("the group is at its last epoch \(epoch)") }
         var context = GroupContext(cipherSuite: cs.suite, groupID: groupContext.groupID, epoch: epoch + 1, treeHash: [],
                                    confirmedTranscriptHash: groupContext.confirmedTranscriptHash, extensions: provisional.extensions)
         let removedSelf = provisional.isRemoved(ownLeaf)

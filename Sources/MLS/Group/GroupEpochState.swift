@@ -4,6 +4,10 @@
 /// A value type. Every transition builds the next epoch's value from this one and replaces it
 /// only when everything verified, so a failing message leaves the group as it was.
 struct GroupEpochState: Sendable {
+    /// The highest epoch a group may be joined at or committed from: far beyond any real group
+    /// (2^62 commits), and below both `UInt64.max` (`epoch + 1`) and `Int64.max` (the store).
+    static let maximumEpoch: UInt64 = 1 << 62
+
     var tree: RatchetTree
     var interimTranscriptHash: [UInt8]
     /// The confirmation tag of the commit that started this epoch (GroupInfo carries it).

@@ -71,6 +71,10 @@ public struct ProcessedWelcome: Sendable {
         guard info.groupContext.cipherSuite == welcome.cipherSuite, info.groupContext.version == .mls10 else {
             throw MLSError.invalidWelcome("GroupInfo names another cipher suite or version")
         }
+        // A group no member could ever commit in (`epoch + 1`), nor store as a signed integer.
+        guard info.groupContext.epoch < GroupEpochState.maximumEpoch else {
+            throw MLSError.invalidWelcome("GroupInfo epoch \(info.groupContext.epoch) is beyond \(GroupEpochState.maximumEpoch)")
+        }
         self.cipherSuite = cs
         self.unverifiedGroupInfo = info
         self.groupSecrets = groupSecrets

@@ -1,6 +1,8 @@
 import Foundation
+import Mesh
 import Nostr
 import Pigeon
+import RelayClient
 import Store
 
 /// Sending, receiving and carrying DM frames (pigeon-dm.md sections 4, 6.1, 7, 8).
@@ -31,7 +33,7 @@ extension BurrowNode {
             let contact = try resolveContact(contactText, in: state, tx)
             let now = Self.nowMilliseconds()
             try tx.dmMessages.insert(StoredDM(contact: contact.identityKey.bytes, direction: .outgoing, msgID: msgID, sessionID: nil,
-                                              kind: Int(MessageContent.Kind.text.rawValue), sentAt: Int64(now), receivedAt: nil,
+                                              kind: Int(MessageContent.Kind.text.rawValue), sentAt: Int64(clamping: now), receivedAt: nil,
                                               body: body, status: .queued))
             if state.currentSession(with: contact.identityKey) != nil {
                 try encryptQueued(for: contact.identityKey, state: state, now: now, tx)
@@ -79,7 +81,7 @@ extension BurrowNode {
         guard let contact = state.contacts[identity], state.currentSession(with: identity) != nil else { return state }
         var current = state
         for var message in try tx.dmMessages.queued(contact: identity.bytes) {
-            let content = try MessageContent(kind: UInt8(message.kind), msgID: message.msgID, sentAt: UInt64(message.sentAt), body: message.body)
+            let content = try MessageContent(kind: UInt8(message.kind), msgID: message.msgID, sentAt: UInt64(clamping: message.sentAt), body: message.body)
             let sent = try current.send(to: identity, content: content, now: now)
             try save(sent, tx)
             try queueFrames(sent.output.frames, to: contact, msgID: message.msgID, tx)
@@ -97,25 +99,64 @@ extension BurrowNode {
         }
     }
 
-    /// Publishes every pending frame, each in a fresh gift wrap to its recipient's Nostr key,
-    /// to the relays of the contact's card, else its inbox relays (10050), else ours; and, when
-    /// `run` has the mesh up, once as a mesh DM to the contact's daily tag (pigeon-dm.md 6.2).
-    /// A frame is `sent` (its message too) when a relay accepted it — or, with `--via mesh`,
-    /// when the mesh took it (it stores and forwards for 24 h). With `auto`, a frame the mesh
-    /// carried stays owed to the relays until one accepts it: the contact may not be near.
+    /// Publishes the pending frames that are due, each in a fresh gift wrap to its recipient's
+    /// Nostr key, to the relays of the contact's card, else its inbox relays (10050), else ours;
+    /// and, when `run` has the mesh up, once as a mesh DM to the contact's daily tag
+    /// (pigeon-dm.md 6.2). A frame is `sent` (its message too) when a relay accepted it — or,
+    /// with `--via mesh`, when the mesh took it (it stores and forwards for 24 h). With `auto`, a
+    /// frame the mesh carried stays owed to the relays until one accepts it: the contact may not
+    /// be near.
+    ///
+    /// Bounded by `DMOutboxPolicy`: one deadline (`timeout`) for the whole flush, recipients in
+    /// parallel, contacts' frames first; a failed frame backs off, and expires or is given up.
     func flushDMOutbox(timeout: Duration, via: DMVia = .auto) async {
-        guard let frames = try? store.transaction({ try $0.dmOutbox.pending() }), !frames.isEmpty else { return }
-        let mesh = via == .nostr ? nil : self.mesh
-        // Rows no longer pending need no memory of having been carried.
-        meshCarriedFrames.withLock { $0.formIntersection(frames.map(\.id)) }
-        var routes: [[UInt8]: [String]] = [:]
+        let now = Self.now()
+        guard let frames = try? store.transaction({ tx -> [StoredDMFrame] in
+            try tx.dmOutbox.expire(handshakesBefore: now - DMOutboxPolicy.handshakeLifetime,
+                                   messagesBefore: now - DMOutboxPolicy.messageLifetime, maxAttempts: DMOutboxPolicy.maxAttempts)
+            return try tx.dmOutbox.due(at: now, limit: DMOutboxPolicy.framesPerFlush)
+        }), !frames.isEmpty else { return }
+        let deadline = ContinuousClock.now.advanced(by: timeout)
+        // One batch per recipient, in the order the outbox gave them (contacts first).
+        var batches: [[StoredDMFrame]] = []
+        var batchIndex: [[UInt8]: Int] = [:]
         for frame in frames {
+            if let index = batchIndex[frame.recipient] {
+                batches[index].append(frame)
+            } else {
+                batchIndex[frame.recipient] = batches.count
+                batches.append([frame])
+            }
+        }
+        await withTaskGroup(of: Void.self) { group in
+            var running = 0
+            for batch in batches {
+                if running >= DMOutboxPolicy.concurrentRecipients {
+                    await group.next()
+                    running -= 1
+                }
+                group.addTask { await self.flushDMFrames(batch, via: via, deadline: deadline) }
+                running += 1
+            }
+        }
+    }
+
+    /// One recipient's frames, in order, until the flush's deadline.
+    private func flushDMFrames(_ frames: [StoredDMFrame], via: DMVia, deadline: ContinuousClock.Instant) async {
+        let mesh = via == .nostr ? nil : self.mesh
+        var urls: [String]?
+        for frame in frames {
+            let remaining = deadline - ContinuousClock.now
+            guard remaining > .zero else { return }  // left pending, not counted as an attempt
             var carried = meshCarriedFrames.withLock { $0.contains(frame.id) }
             if let mesh, let contact = frame.contact, !carried {
                 do {
                     try await mesh.sendDM(frame.frame, toIdentityKey: contact)
                     carried = true
-                    meshCarriedFrames.withLock { _ = $0.insert(frame.id) }
+                    meshCarriedFrames.withLock { carriedFrames in
+                        if carriedFrames.count >= DMOutboxPolicy.framesPerFlush * 4 { carriedFrames.removeAll() }
+                        carriedFrames.insert(frame.id)
+                    }
                 } catch {
                     logger.debug("DM frame not carried by the mesh", metadata: ["error": "\(Self.describe(error))"])
                 }
@@ -128,19 +169,19 @@ extension BurrowNode {
                 if via == .mesh {
                     guard carried else { throw NodeError.noRoute("the mesh did not take the frame") }
                 } else {
-                    let urls: [String]
-                    if let known = routes[frame.recipient] {
-                        urls = known
+                    let route: [String]
+                    if let urls {
+                        route = urls
                     } else {
-                        urls = try await dmRoute(to: recipient, contact: frame.contact, timeout: timeout)
-                        routes[frame.recipient] = urls
+                        route = try await dmRoute(to: recipient, contact: frame.contact, timeout: remaining)
+                        urls = route
                     }
                     var rng = SystemRandomNumberGenerator()
                     let now = Self.now()
                     let rumor = try NostrCarrier.rumor(frame: frame.frame, sender: publicKey, now: now)
                     let wrap = try GiftWrap.wrap(rumor: rumor, sender: keys, recipient: recipient, now: now, rng: &rng,
                                                  extraTags: [["expiration", String(NostrCarrier.expiration(for: frame.frame, now: now))]])
-                    try await publishAccepted(wrap, to: urls, timeout: timeout)
+                    try await publishAccepted(wrap, to: route, timeout: max(.milliseconds(1), deadline - ContinuousClock.now))
                 }
                 Failpoint.dmPublished.check()
                 try store.transaction { tx in
@@ -152,14 +193,18 @@ extension BurrowNode {
                     }
                 }
             } catch {
-                _ = try? store.transaction { try $0.dmOutbox.setState(id: frame.id, .pending, attempted: true) }
+                let retryAt = Self.now() + DMOutboxPolicy.retryDelay(afterAttempts: frame.attempts + 1)
+                _ = try? store.transaction { try $0.dmOutbox.deferAttempt(id: frame.id, until: retryAt) }
                 logger.warning(carried ? "DM frame carried by the mesh, still owed to the relays" : "DM frame not published yet",
                                metadata: ["error": "\(Self.describe(error))"])
             }
         }
     }
 
-    /// Where a gift wrap to `recipient` goes (section 6.1).
+    /// Where a gift wrap to `recipient` goes (section 6.1): the contact's card relays, else at
+    /// most `DMOutboxPolicy.maxInboxRelays` of its inbox relays (10050) — the ones we share
+    /// first, and none on a private network unless one of ours is (a home or test setup) —
+    /// else ours.
     func dmRoute(to recipient: PublicKey, contact: [UInt8]?, timeout: Duration) async throws -> [String] {
         let ours = try relays()
         if let contact, let key = try? Ed25519PublicKey(bytes: contact),
@@ -169,11 +214,25 @@ extension BurrowNode {
         if !ours.isEmpty,
            let lists = try? await fetchEvents(Filter(authors: [recipient], kinds: [InboxRelayList.kind]), from: ours, timeout: timeout),
            let newest = lists.max(by: { $0.createdAt < $1.createdAt }) {
-            let inbox = InboxRelayList.relays(newest)
+            let inbox = Self.inboxRoute(InboxRelayList.relays(newest), ours: ours)
             if !inbox.isEmpty { return inbox }
         }
-        guard !ours.isEmpty else { throw NodeError.noRoute("no relay reaches \(recipient.npub): the contact's card names none and we have none") }
+        guard !ours.isEmpty else { throw NodeError.noRoute("no relay reaches the recipient: the contact's card names none and we have none") }
         return ours
+    }
+
+    /// The relays of someone else's inbox list we are willing to dial (see `dmRoute`).
+    static func inboxRoute(_ listed: [String], ours: [String]) -> [String] {
+        let ourURLs = Set(ours.compactMap { try? RelayURL.dialable($0) })
+        let allowPrivate = ourURLs.contains(where: \.isPrivateNetwork)
+        var shared: [String] = [], others: [String] = []
+        var seen: Set<RelayURL> = []
+        for text in listed {
+            guard let url = try? RelayURL.dialable(text), seen.insert(url).inserted else { continue }
+            guard allowPrivate || !url.isPrivateNetwork else { continue }
+            if ourURLs.contains(url) { shared.append(url.description) } else { others.append(url.description) }
+        }
+        return Array((shared + others).prefix(DMOutboxPolicy.maxInboxRelays))
     }
 
     // MARK: - Receiving
@@ -192,7 +251,6 @@ extension BurrowNode {
             throw DMRefusal(code: error)
         }
         _ = try deliverDMFrame(frame, from: .nostr(unwrapped.sender), processedMark: wrapID, report: &report)
-        report.settledDMWraps.append(wrapID)
     }
 
     /// Where the replies to a received frame go: back to the Nostr key that sealed its gift wrap
@@ -200,7 +258,20 @@ extension BurrowNode {
     /// handshake2 cannot be addressed to a DM tag: XX reveals the initiator only in message 3).
     enum DMReplyRoute {
         case nostr(PublicKey)
-        case mesh
+        case mesh(MeshID)
+    }
+
+    /// Whose budget a frame from `route` counts against: a gift wrap sealed by an added
+    /// contact's `N` is a contact's; anything else (other seal signers, mesh senders, whose
+    /// identity the handshake has not revealed yet) a stranger's.
+    func origin(of route: DMReplyRoute, in state: PigeonState) -> FrameOrigin {
+        switch route {
+        case .nostr(let sender):
+            let isContact = state.contacts.values.contains { $0.state == .added && $0.card.nostrKey == sender }
+            return isContact ? .contact : .stranger(budgetKey: sender.bytes)
+        case .mesh(let sender):
+            return .stranger(budgetKey: sender.bytes)
+        }
     }
 
     /// The engine step shared by both carriers. Returns the replies for `.mesh` (the caller
@@ -212,7 +283,7 @@ extension BurrowNode {
             var keys = SystemKeySource()
             let delivered: PigeonTransition<DeliverOutput>
             do throws(PigeonError) {
-                delivered = try state.deliver(frame: frame, now: now, keys: &keys)
+                delivered = try state.deliver(frame: frame, now: now, keys: &keys, origin: origin(of: route, in: state))
             } catch {
                 if case .nostr(let sender) = route {
                     try recoverLostSession(after: error, frame: frame, sender: sender, state: state, now: now, tx)
@@ -225,12 +296,15 @@ extension BurrowNode {
             var updates: [NodeUpdate] = []
             var meshReplies: [[UInt8]] = []
             // Replies (handshake2, a repeated handshake3) go back to whoever sent the frame.
+            // A repeated frame is answered at most once more (a lost answer), never again.
             for reply in out.outputs {
+                if out.duplicate, try tx.dmOutbox.count(frame: reply) >= 2 { continue }
                 switch route {
                 case .nostr(let sender):
                     let contact = current.contacts.values.first { $0.card.nostrKey == sender }
                     try tx.dmOutbox.insert(recipient: sender.bytes, contact: contact?.identityKey.bytes, frame: reply, msgID: nil,
                                            at: Self.now())
+                    if contact == nil { try tx.dmOutbox.capStrangerRows(DMOutboxPolicy.maxStrangerRows) }
                 case .mesh:
                     meshReplies.append(reply)
                 }
@@ -240,6 +314,7 @@ extension BurrowNode {
                    try tx.dmContacts.name(identity: established.contact.bytes) == nil {
                     try setRequestName(for: contact, tx)
                 }
+                if out.contactRequest { current = try evictOldRequests(keeping: established.contact, state: current, tx) }
                 if let contact = current.contacts[established.contact] {
                     updates.append(.contact(try contactView(contact, state: current, tx)))
                 }
@@ -271,20 +346,28 @@ extension BurrowNode {
         return meshReplies
     }
 
-    /// Asks our relays to delete gift wraps whose frames are committed (section 6.3: a kind-5
-    /// by the recipient, on a connection authenticated as it, empties burrow-relay's mailbox).
-    /// Other relays ignore it (the wraps' author is a one-time key). Best effort.
-    func deleteSettledWraps(_ ids: [EventID], timeout: Duration) async {
-        guard !ids.isEmpty else { return }
-        do {
-            var rng = SystemRandomNumberGenerator()
-            for chunk in stride(from: 0, to: ids.count, by: 500) {
-                let tags = ids[chunk..<min(chunk + 500, ids.count)].map { ["e", $0.hex] } + [["k", String(Kind.giftWrap)]]
-                let deletion = try Event.sign(kind: 5, content: "", tags: tags, createdAt: Self.now(), keys: keys, rng: &rng)
-                _ = try await pool(try relays()).publish(deletion, timeout: timeout)
+    /// Asks the relays holding our mailbox to delete the gift wraps to us that are processed,
+    /// whatever the outcome (section 6.3: a kind-5 by the recipient, on a connection
+    /// authenticated as it, empties burrow-relay's mailbox; junk and refused wraps must not
+    /// fill its quota). Each relay is told only of the wraps it returned (`sources`, when the
+    /// fetch knows them), and only our own relays are told. Best effort.
+    func deleteSettledWraps(_ ids: [EventID], sources: [EventID: [String]] = [:], timeout: Duration) async {
+        guard !ids.isEmpty, let ours = try? relays(), !ours.isEmpty else { return }
+        var byRelay: [String: [EventID]] = [:]
+        for id in ids {
+            for url in sources[id].map({ held in ours.filter(held.contains) }) ?? ours { byRelay[url, default: []].append(id) }
+        }
+        var rng = SystemRandomNumberGenerator()
+        for (url, relayIDs) in byRelay.sorted(by: { $0.key < $1.key }) {
+            do {
+                for chunk in stride(from: 0, to: relayIDs.count, by: 500) {
+                    let tags = relayIDs[chunk..<min(chunk + 500, relayIDs.count)].map { ["e", $0.hex] } + [["k", String(Kind.giftWrap)]]
+                    let deletion = try Event.sign(kind: 5, content: "", tags: tags, createdAt: Self.now(), keys: keys, rng: &rng)
+                    _ = try await pool([url]).publish(deletion, timeout: timeout)
+                }
+            } catch {
+                logger.debug("mailbox deletion not sent", metadata: ["error": "\(Self.describe(error))"])
             }
-        } catch {
-            logger.debug("mailbox deletion not sent", metadata: ["error": "\(Self.describe(error))"])
         }
     }
 
@@ -299,8 +382,34 @@ extension BurrowNode {
         try startHandshake(with: contact, state: due.state, now: now, tx)
     }
 
+    /// At most `maxContactRequests` contact requests (strangers whose handshake completed and
+    /// whom the user has not added): the oldest requests go, with their sessions, messages and
+    /// frames; an added contact is never evicted.
+    func evictOldRequests(keeping newest: Ed25519PublicKey, state: PigeonState, _ tx: StoreTransaction) throws -> PigeonState {
+        let requests = state.contacts.values.filter { $0.state == .request && $0.identityKey != newest }
+        guard requests.count >= Self.maxContactRequests else { return state }
+        func since(_ contact: Contact) -> UInt64 { state.sessions(with: contact.identityKey).map(\.establishedAt).max() ?? 0 }
+        var current = state
+        for contact in requests.sorted(by: { (since($0), $0.identityKey) < (since($1), $1.identityKey) })
+            .prefix(requests.count - Self.maxContactRequests + 1) {
+            let removed = try current.removeContact(contact.identityKey)
+            try save(removed, tx)
+            current = removed.state
+            try tx.dmContacts.delete(identity: contact.identityKey.bytes)
+            try tx.dmOutbox.deleteAll(contact: contact.identityKey.bytes)
+            try tx.dmMessages.deleteAll(contact: contact.identityKey.bytes)
+        }
+        return current
+    }
+
+    /// Contact requests kept at once (finding 5 of issue 19).
+    static let maxContactRequests = 100
+
+    /// A contact request is named by its key (`request-` and 8 hex digits of `I`), never by the
+    /// nickname its card claims: a stranger calling itself "alice" must not take the name
+    /// `dm send alice` resolves (added contacts are named when the user adds them).
     private func setRequestName(for contact: Contact, _ tx: StoreTransaction) throws {
-        let base = contact.card.nickname.isEmpty ? "contact-" + String(contact.identityKey.hex.prefix(8)) : contact.card.nickname
+        let base = Self.requestNamePrefix + String(contact.identityKey.hex.prefix(8))
         var candidate = base
         var n = 2
         while try tx.dmContacts.identity(name: candidate) != nil {
@@ -317,7 +426,7 @@ extension BurrowNode {
         switch content.knownKind {
         case .text:
             let row = StoredDM(contact: message.contact.bytes, direction: .incoming, msgID: content.msgID, sessionID: message.sessionID.bytes,
-                               kind: Int(content.kind), sentAt: Int64(content.sentAt), receivedAt: Int64(now), body: content.body,
+                               kind: Int(content.kind), sentAt: Int64(clamping: content.sentAt), receivedAt: Int64(clamping: now), body: content.body,
                                status: .received)
             guard try tx.dmMessages.insert(row) else { return nil }
             return .dm(try dmView(row, state: state, tx))

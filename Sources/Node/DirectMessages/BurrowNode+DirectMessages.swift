@@ -127,12 +127,16 @@ extension BurrowNode {
             let identity = card.identityKey.bytes
             if let name {
                 try setContactName(name, identity: identity, tx)
-            } else if try tx.dmContacts.name(identity: identity) == nil {
+            } else if try tx.dmContacts.name(identity: identity).map({ $0.hasPrefix(Self.requestNamePrefix) }) ?? true {
+                // New, or a request named by its key until now: the card's nickname.
                 try setContactName(try defaultName(for: card, tx), identity: identity, tx)
             }
             return try contactView(added.output, state: added.state, tx)
         }
     }
+
+    /// The name a contact request carries until the user adds it.
+    static let requestNamePrefix = "request-"
 
     private func setContactName(_ name: String, identity: [UInt8], _ tx: StoreTransaction) throws {
         let trimmed = name.trimmingCharacters(in: .whitespacesAndNewlines)

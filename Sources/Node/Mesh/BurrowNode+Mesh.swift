@@ -59,7 +59,7 @@ extension BurrowNode {
         let before = report.updates.count
         for item in frames {
             do {
-                let replies = try deliverDMFrame(item.frame, from: .mesh, processedMark: nil, report: &report)
+                let replies = try deliverDMFrame(item.frame, from: .mesh(item.sender), processedMark: nil, report: &report)
                 for reply in replies {
                     try? await mesh?.send(type: .dm, recipient: item.sender, payload: reply)
                 }

@@ -41,10 +41,12 @@ extension PigeonState {
 
     // MARK: Handshake1 (4.3 step 1, 4.5)
 
-    mutating func receiveHandshake1<K: PigeonKeySource>(_ frame: Frame, now: UInt64, keys: inout K, into out: inout DeliverOutput) throws(PigeonError) {
+    mutating func receiveHandshake1<K: PigeonKeySource>(
+        _ frame: Frame, origin: FrameOrigin, now: UInt64, keys: inout K, into out: inout DeliverOutput
+    ) throws(PigeonError) {
         guard let ts = frame.handshake1Timestamp else { throw .badFrame }
-        // 4.5 step 1: the window and the floor.
-        if ts < now.saturatingSubtract(PigeonLimits.handshakeWindowMs) || ts <= seen.floor { throw .handshakeStale }
+        // 4.5 step 1: the window and the floor (the strangers' own floor for a stranger).
+        if ts < now.saturatingSubtract(PigeonLimits.handshakeWindowMs) || ts <= seen.staleFloor(for: origin) { throw .handshakeStale }
         if ts > now &+ PigeonLimits.clockSkewMs { throw .handshakeFuture }
         // 4.5 step 2: the seen-ephemeral cache.
         let e = X25519PublicKey(validBytes: Array(frame.body[0..<32]))
@@ -71,18 +73,12 @@ extension PigeonState {
         } catch { throw .handshakeFailed }
         let handshake2 = Frame.header(.handshake2, frame.sessionID) + message
 
-        // At most 64 responder pending states: the oldest goes (with its held frames).
-        let responders = pending.filter { if case .responder = $0.value { return true } else { return false } }
-        if responders.count >= PigeonLimits.maxResponderPending {
-            let excess = responders.count - PigeonLimits.maxResponderPending + 1
-            for (id, _) in responders.sorted(by: { ($0.value.timestamp, $0.key) < ($1.value.timestamp, $1.key) }).prefix(excess) {
-                pending[id] = nil
-                held[id] = nil
-            }
-        }
+        // At most 64 responder pending states of contacts, and the strangers' own budgets: the
+        // oldest of the same budget goes (with its held frames), never one of another budget.
+        makeRoomForResponder(origin: origin)
         pending[frame.sessionID] = .responder(ResponderPending(
-            noise: sent, ratchetKey: ratchetKey, timestamp: ts, handshake1: frame.bytes, handshake2: handshake2))
-        seen.insert(e, timestamp: ts)
+            noise: sent, ratchetKey: ratchetKey, timestamp: ts, handshake1: frame.bytes, handshake2: handshake2, origin: origin))
+        seen.insert(e, timestamp: ts, origin: origin, now: now)
         out.outputs = [handshake2]
     }
 
@@ -181,6 +177,31 @@ extension PigeonState {
                 keys = attemptKeys
             }
             out.released.append(ReleasedFrame(frame: heldFrame.frame, result: result))
+        }
+    }
+
+    /// Evicts the oldest responder states of `origin`'s budget until one more fits: the
+    /// contacts' 64 (section 4.5), or the strangers' total and per-sender caps.
+    mutating func makeRoomForResponder(origin: FrameOrigin) {
+        func evictOldest(_ states: [(key: SessionID, value: ResponderPending)], keeping limit: Int) {
+            guard states.count >= limit else { return }
+            for (id, _) in states.sorted(by: { ($0.value.timestamp, $0.key) < ($1.value.timestamp, $1.key) }).prefix(states.count - limit + 1) {
+                pending[id] = nil
+                held[id] = nil
+            }
+        }
+        let responders = pending.compactMap { entry -> (key: SessionID, value: ResponderPending)? in
+            if case .responder(let p) = entry.value { return (entry.key, p) } else { return nil }
+        }
+        switch origin {
+        case .contact:
+            evictOldest(responders.filter { !$0.value.origin.isStranger }, keeping: PigeonLimits.maxResponderPending)
+        case .stranger:
+            evictOldest(responders.filter { $0.value.origin == origin }, keeping: StrangerLimits.maxPendingPerSender)
+            let strangers = pending.compactMap { entry -> (key: SessionID, value: ResponderPending)? in
+                if case .responder(let p) = entry.value, p.origin.isStranger { return (entry.key, p) } else { return nil }
+            }
+            evictOldest(strangers, keeping: StrangerLimits.maxPending)
         }
     }
 

@@ -5,14 +5,17 @@ extension PigeonState {
 
     /// Processes one incoming frame (from any transport). Throws the refusal and changes
     /// nothing, or returns the new state with the replies to send and what was received.
+    ///
+    /// `origin` picks the budgets a new pending state or held frame counts against (a node
+    /// passes `.stranger` for anything not sealed by a contact's `N`).
     public func deliver<K: PigeonKeySource>(
-        frame bytes: [UInt8], now: UInt64, keys: inout K
+        frame bytes: [UInt8], now: UInt64, keys: inout K, origin: FrameOrigin = .contact
     ) throws(PigeonError) -> PigeonTransition<DeliverOutput> {
         try transition(keys: &keys) { (state: inout PigeonState, keys: inout K) throws(PigeonError) -> DeliverOutput in
             let frame = try Frame(bytes: bytes)
             var out = DeliverOutput()
             switch frame.type {
-            case .handshake1: try state.receiveHandshake1(frame, now: now, keys: &keys, into: &out)
+            case .handshake1: try state.receiveHandshake1(frame, origin: origin, now: now, keys: &keys, into: &out)
             case .handshake2: try state.receiveHandshake2(frame, now: now, keys: &keys, into: &out)
             case .handshake3: try state.receiveHandshake3(frame, now: now, keys: &keys, into: &out)
             case .message:
@@ -27,16 +30,20 @@ extension PigeonState {
         }
     }
 
-    /// Section 4.6: a message for a pending responder state is held (32 per session, 256 in all).
+    /// Section 4.6: a message for a pending responder state is held (32 per session, 256 in all);
+    /// for a stranger's pending state, within the strangers' smaller budget, counted apart.
     mutating func hold(_ frame: Frame, now: UInt64) throws(PigeonError) {
         expirePending(now: now)
-        guard case .responder? = pending[frame.sessionID] else { throw .sessionUnknown }
+        guard case .responder(let owner)? = pending[frame.sessionID] else { throw .sessionUnknown }
         var list = held[frame.sessionID] ?? []
         // A copy already held is not held twice.
         if list.contains(where: { constantTimeEqual($0.frame, frame.bytes) }) { return }
         // Over the caps the frame is not kept: the sender's session will resend nothing, but
         // it cannot have sent more than this before the handshake3 arrived in any honest run.
-        guard list.count < PigeonLimits.maxHeldPerSession, heldFrameCount < PigeonLimits.maxHeldTotal else { throw .sessionUnknown }
+        let stranger = owner.origin.isStranger
+        let perSession = stranger ? StrangerLimits.maxHeldPerSession : PigeonLimits.maxHeldPerSession
+        let total = stranger ? StrangerLimits.maxHeldTotal : PigeonLimits.maxHeldTotal
+        guard list.count < perSession, heldFrameCount(strangers: stranger) < total else { throw .sessionUnknown }
         list.append(HeldFrame(frame: frame.bytes, receivedAt: now))
         held[frame.sessionID] = list
     }

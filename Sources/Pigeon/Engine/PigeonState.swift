@@ -60,6 +60,14 @@ public struct PigeonState: Sendable, Equatable {
 
     public var heldFrameCount: Int { held.values.reduce(0) { $0 + $1.count } }
 
+    /// Held frames of strangers' pending states (`strangers`), or of contacts'.
+    func heldFrameCount(strangers: Bool) -> Int {
+        held.reduce(0) { sum, entry in
+            guard case .responder(let p)? = pending[entry.key], p.origin.isStranger == strangers else { return sum }
+            return sum + entry.value.count
+        }
+    }
+
     /// The safety number with `contact`.
     public func safetyNumber(with contact: Ed25519PublicKey) -> SafetyNumber? {
         guard let card = contacts[contact]?.card else { return nil }

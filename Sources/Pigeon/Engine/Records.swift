@@ -119,31 +119,51 @@ public struct ResponderPending: Sendable, Equatable {
     public let timestamp: UInt64
     public let handshake1: [UInt8]
     public let handshake2: [UInt8]
+    /// Whose budget the state counts against.
+    public var origin: FrameOrigin = .contact
 }
 
 /// Section 4.5: `e_i` of every answered handshake1 until ts + 24 h, at most 16,384; when full,
-/// the soonest-expiring entry leaves and the floor rises to its ts.
+/// the soonest-expiring entry leaves and the floor rises to its ts — but never past the time of
+/// that insertion, so future-dated handshake1s (ts up to now + 5 min) cannot make every honest
+/// one stale. Strangers' handshake1s have their own entries and floor (`StrangerLimits`).
 public struct SeenEphemeralCache: Sendable, Equatable {
     public static let capacity = 16_384
 
-    /// e_i → handshake1 ts.
+    /// e_i → handshake1 ts, for contacts' handshake1s.
     var entries: [X25519PublicKey: UInt64] = [:]
-    /// A handshake1 with ts ≤ floor is stale.
+    /// A contact's handshake1 with ts ≤ floor is stale.
     public internal(set) var floor: UInt64 = 0
+    /// e_i → handshake1 ts, for strangers' handshake1s.
+    var strangerEntries: [X25519PublicKey: UInt64] = [:]
+    /// A stranger's handshake1 with ts ≤ strangerFloor is stale.
+    public internal(set) var strangerFloor: UInt64 = 0
 
-    public var count: Int { entries.count }
+    public var count: Int { entries.count + strangerEntries.count }
 
-    func contains(_ e: X25519PublicKey) -> Bool { entries[e] != nil }
+    func contains(_ e: X25519PublicKey) -> Bool { entries[e] != nil || strangerEntries[e] != nil }
+
+    func staleFloor(for origin: FrameOrigin) -> UInt64 { origin.isStranger ? strangerFloor : floor }
 
     mutating func expire(now: UInt64) {
         entries = entries.filter { $0.value + PigeonLimits.handshakeWindowMs >= now }
+        strangerEntries = strangerEntries.filter { $0.value + PigeonLimits.handshakeWindowMs >= now }
     }
 
-    mutating func insert(_ e: X25519PublicKey, timestamp: UInt64) {
-        while entries.count >= Self.capacity, let soonest = entries.min(by: {
+    mutating func insert(_ e: X25519PublicKey, timestamp: UInt64, origin: FrameOrigin = .contact, now: UInt64) {
+        if origin.isStranger {
+            Self.insert(e, timestamp: timestamp, into: &strangerEntries, floor: &strangerFloor, capacity: StrangerLimits.seenCapacity, now: now)
+        } else {
+            Self.insert(e, timestamp: timestamp, into: &entries, floor: &floor, capacity: Self.capacity, now: now)
+        }
+    }
+
+    private static func insert(_ e: X25519PublicKey, timestamp: UInt64, into entries: inout [X25519PublicKey: UInt64],
+                               floor: inout UInt64, capacity: Int, now: UInt64) {
+        while entries.count >= capacity, let soonest = entries.min(by: {
             $0.value < $1.value || ($0.value == $1.value && $0.key.bytes.lexicographicallyPrecedes($1.key.bytes))
         }) {
-            floor = max(floor, soonest.value)
+            floor = max(floor, min(soonest.value, now))
             entries[soonest.key] = nil
         }
         entries[e] = timestamp

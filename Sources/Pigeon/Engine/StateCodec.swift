@@ -115,6 +115,31 @@ struct RecordReader {
     func end() throws(PigeonStateError) {
         guard reader.isAtEnd else { throw fail("trailing bytes") }
     }
+    var isAtEnd: Bool { reader.isAtEnd }
+}
+
+extension RecordWriter {
+    /// A stranger's origin, written after a record's older fields. A contact's is written as
+    /// nothing at all, as every record from before strangers had budgets: one encoding each.
+    mutating func trailingOrigin(_ origin: FrameOrigin) {
+        guard case .stranger(let key) = origin else { return }
+        u8(1)
+        blob(key)
+    }
+}
+
+extension RecordReader {
+    /// The trailing origin `RecordWriter.trailingOrigin` wrote (none: a contact's).
+    mutating func trailingOrigin() throws(PigeonStateError) -> FrameOrigin {
+        guard !isAtEnd else { return .contact }
+        guard try u8("origin") == 1 else { throw fail("origin") }
+        return .stranger(budgetKey: try blob("origin key", max: FrameOriginLimits.maxBudgetKeyLength))
+    }
+}
+
+enum FrameOriginLimits {
+    /// A seal's `N` or a mesh id: 32 bytes at most.
+    static let maxBudgetKeyLength = 32
 }
 
 // MARK: - Records
@@ -266,6 +291,7 @@ extension PendingHandshake {
             w.u64(p.timestamp)
             w.blob(p.handshake1)
             w.blob(p.handshake2)
+            w.trailingOrigin(p.origin)
         }
         return w.bytes
     }
@@ -292,10 +318,12 @@ extension PendingHandshake {
             let ts = try r.u64("ts")
             let h1 = try r.frame("handshake1", type: .handshake1)
             let h2 = try r.frame("handshake2", type: .handshake2)
+            let origin = try r.trailingOrigin()
             try r.end()
             let noise = NoiseXXResponderSentResponse(
                 symmetric: NoiseSymmetricState(chainingKey: ck, handshakeHash: h, cipher: cipher), ephemeral: ephemeral)
-            self = .responder(ResponderPending(noise: noise, ratchetKey: ratchetKey, timestamp: ts, handshake1: h1, handshake2: h2))
+            self = .responder(ResponderPending(noise: noise, ratchetKey: ratchetKey, timestamp: ts, handshake1: h1, handshake2: h2,
+                                               origin: origin))
         case nil:
             throw r.fail("role")
         }
@@ -340,26 +368,43 @@ enum HeldFramesCodec {
 extension SeenEphemeralCache {
     public var encoded: [UInt8] {
         var w = RecordWriter()
+        Self.write(entries, floor: floor, to: &w)
+        // The strangers' part follows, only when there is one (older records end above).
+        if !strangerEntries.isEmpty || strangerFloor != 0 { Self.write(strangerEntries, floor: strangerFloor, to: &w) }
+        return w.bytes
+    }
+
+    private static func write(_ entries: [X25519PublicKey: UInt64], floor: UInt64, to w: inout RecordWriter) {
         w.u64(floor)
-        w.u32(UInt32(entries.count))
+        w.u32(UInt32(clamping: entries.count))
         for (key, ts) in entries.sorted(by: { $0.key.bytes.lexicographicallyPrecedes($1.key.bytes) }) {
             w.raw(key.bytes)
             w.u64(ts)
         }
-        return w.bytes
     }
 
     public init(encoded bytes: [UInt8]) throws(PigeonStateError) {
         var r = try RecordReader(bytes, record: "seen")
-        floor = try r.u64("floor")
+        (entries, floor) = try Self.read(&r, capacity: Self.capacity)
+        if !r.isAtEnd {
+            (strangerEntries, strangerFloor) = try Self.read(&r, capacity: StrangerLimits.seenCapacity)
+            // An empty strangers' part is written as none: one encoding for each state.
+            guard !strangerEntries.isEmpty || strangerFloor != 0 else { throw r.fail("empty strangers' part") }
+        }
+        try r.end()
+    }
+
+    private static func read(_ r: inout RecordReader, capacity: Int) throws(PigeonStateError) -> ([X25519PublicKey: UInt64], UInt64) {
+        let floor = try r.u64("floor")
         let count = Int(try r.u32("count"))
-        guard count <= Self.capacity else { throw r.fail("count") }
+        guard count <= capacity else { throw r.fail("count") }
+        var entries: [X25519PublicKey: UInt64] = [:]
         for _ in 0..<count {
             let key = try r.x25519Public("e")
             entries[key] = try r.u64("ts")
         }
         guard entries.count == count else { throw r.fail("duplicate entry") }
-        try r.end()
+        return (entries, floor)
     }
 }
 

@@ -186,9 +186,55 @@ public struct DMOutboxRepository {
         try transaction.connection().query("\(Self.select) WHERE state = 'pending' ORDER BY id", row: Self.row)
     }
 
+    /// Pending frames whose backoff has passed at `time`, frames to known contacts first (a
+    /// stranger's rows never delay a contact's), then oldest first; at most `limit`.
+    public func due(at time: Int64, limit: Int) throws -> [StoredDMFrame] {
+        try transaction.connection().query(
+            "\(Self.select) WHERE state = 'pending' AND next_attempt_at <= ? ORDER BY contact IS NULL, id LIMIT ?",
+            [.integer(time), .int(limit)], row: Self.row)
+    }
+
     public func setState(id: Int64, _ state: StoredDMFrame.State, attempted: Bool) throws {
         try transaction.connection().execute(
             "UPDATE dm_outbox SET state = ?, attempts = attempts + ? WHERE id = ?", [.text(state.rawValue), .int(attempted ? 1 : 0), .integer(id)])
+    }
+
+    /// A failed attempt: one more attempt counted, the next not before `nextAttemptAt`.
+    public func deferAttempt(id: Int64, until nextAttemptAt: Int64) throws {
+        try transaction.connection().execute(
+            "UPDATE dm_outbox SET attempts = attempts + 1, next_attempt_at = ? WHERE id = ? AND state = 'pending'",
+            [.integer(nextAttemptAt), .integer(id)])
+    }
+
+    /// How many rows (any state) hold exactly `frame`: a repeated handshake1 is answered once.
+    public func count(frame: [UInt8]) throws -> Int {
+        try transaction.connection().queryFirst("SELECT COUNT(*) FROM dm_outbox WHERE frame = ?", [.blob(frame)]) { $0.int(0) } ?? 0
+    }
+
+    /// Keeps at most `limit` pending rows for strangers (no contact), deleting the oldest.
+    public func capStrangerRows(_ limit: Int) throws {
+        try transaction.connection().execute(
+            """
+            DELETE FROM dm_outbox WHERE state = 'pending' AND contact IS NULL AND id NOT IN
+              (SELECT id FROM dm_outbox WHERE state = 'pending' AND contact IS NULL ORDER BY id DESC LIMIT ?)
+            """, [.int(limit)])
+    }
+
+    /// Marks `failed` the pending rows created before `handshakesBefore` (handshake frames) or
+    /// `messagesBefore` (message frames, type byte 0x04), or tried `maxAttempts` times.
+    @discardableResult
+    public func expire(handshakesBefore: Int64, messagesBefore: Int64, maxAttempts: Int) throws -> Int {
+        let connection = try transaction.connection()
+        try connection.execute(
+            """
+            UPDATE dm_outbox SET state = 'failed' WHERE state = 'pending' AND (attempts >= ?
+              OR (substr(frame, 2, 1) = x'04' AND created_at < ?) OR (substr(frame, 2, 1) != x'04' AND created_at < ?))
+            """, [.int(maxAttempts), .integer(messagesBefore), .integer(handshakesBefore)])
+        return connection.changes
+    }
+
+    public func count(state: StoredDMFrame.State) throws -> Int {
+        try transaction.connection().queryFirst("SELECT COUNT(*) FROM dm_outbox WHERE state = ?", [.text(state.rawValue)]) { $0.int(0) } ?? 0
     }
 
     /// When the newest frame to this contact was queued (seconds), if any.

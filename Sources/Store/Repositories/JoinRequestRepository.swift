@@ -73,6 +73,23 @@ public struct JoinRequestRepository {
         return try transaction.connection().query("\(Self.select)\(filter) ORDER BY created_at, received_at, id", values, row: Self.row)
     }
 
+    public func delete(id: [UInt8]) throws {
+        try transaction.connection().execute("DELETE FROM join_requests WHERE id = ?", [.blob(id)])
+    }
+
+    /// Keeps at most `limit` rows: the oldest settled ones go first, then the oldest pending.
+    public func cap(_ limit: Int) throws {
+        try transaction.connection().execute(
+            """
+            DELETE FROM join_requests WHERE id NOT IN
+              (SELECT id FROM join_requests ORDER BY state = 'pending' DESC, received_at DESC, id DESC LIMIT ?)
+            """, [.int(limit)])
+    }
+
+    public func count() throws -> Int {
+        try transaction.connection().queryFirst("SELECT COUNT(*) FROM join_requests") { $0.int(0) } ?? 0
+    }
+
     public func setState(id: [UInt8], _ state: StoredJoinRequest.State) throws {
         try transaction.connection().execute("UPDATE join_requests SET state = ? WHERE id = ?", [.text(state.rawValue), .blob(id)])
     }
