@@ -225,6 +225,48 @@ final class RouterTests: XCTestCase {
     }
 }
 
+
+extension RouterTests {
+    /// A want (8.5) asks for up to 32 stored packets: ≈ 2 MiB of answers for a 400-byte request.
+    /// Wants are answered at most `MeshConfiguration.wantsPerLinkPerMinute` times a minute per
+    /// link and `wantsPerMinute` times in all; the rest are refused as `rate_limited`.
+    func testSyncWantsAreRateLimitedPerLinkAndOverall() throws {
+        var b = MeshFixture.receiver(0x0B)
+        let stored = try MeshFixture.dm()
+        b.linkUp(LinkID(2), mtu: 509, now: now)
+        _ = b.receive(stored.encoded, on: LinkID(2), now: now)
+        XCTAssertEqual(b.store.count, 1)
+        let stranger = MeshFixture.key(0x66)
+        let payload = try SyncRequest.want([stored.id.id8]).encoded()
+        var stamp = now
+        /// Sends one want on `link`; whether it was answered.
+        func want(on link: LinkID) throws -> Bool {
+            stamp += 1
+            let packet = try Packet.sign(type: .syncRequest, timestamp: stamp, recipient: b.identity.current.id, payload: payload, key: stranger)
+            var actions: [MeshAction] = []
+            let refusal = b.receive(packet.encoded, on: link, now: now + 1000, actions: &actions)
+            let answered = !frames(actions).isEmpty
+            XCTAssertEqual(refusal == nil, answered)
+            return answered
+        }
+        // One link: the per-link allowance, then refusals.
+        var answered = 0
+        for _ in 0..<40 { if try want(on: LinkID(1)) { answered += 1 } }
+        XCTAssertEqual(answered, MeshConfiguration.wantsPerLinkPerMinute)
+        XCTAssertEqual(b.counters.dropped["rate_limited"], 40 - MeshConfiguration.wantsPerLinkPerMinute)
+        // Many links: the overall allowance caps them together.
+        for link in 10..<30 { b.linkUp(LinkID(UInt32(link)), mtu: 509, now: now) }
+        for link in 10..<30 {
+            for _ in 0..<MeshConfiguration.wantsPerLinkPerMinute { if try want(on: LinkID(UInt32(link))) { answered += 1 } }
+        }
+        XCTAssertEqual(answered, MeshConfiguration.wantsPerMinute)
+        // A minute later a link may ask again.
+        stamp = now + 61_000
+        let later = try Packet.sign(type: .syncRequest, timestamp: stamp, recipient: b.identity.current.id, payload: payload, key: stranger)
+        XCTAssertFalse(frames(b.receive(later.encoded, on: LinkID(1), now: now + 61_000)).isEmpty)
+    }
+}
+
 final class PacketStoreTests: XCTestCase {
     /// The 4 MiB total and the 1 MiB / 256 broadcast quota hold under many recipients and sizes,
     /// oldest dropped first, and the accounting matches the contents.

@@ -83,8 +83,7 @@ extension BurrowNode {
         var resubscribe = false
         switch delivery.content {
         case .nostrEvent(let event):
-            (report, resubscribe) = await handleLive(event, timeout: timeout)
-            if event.kind == MarmotKind.groupEvent { bridgeToRelays(event) }
+            (report, resubscribe) = await handleMeshEvent(event, timeout: timeout)
         case .dm:
             // `run` queued the frame as it arrived (`enqueueMeshDM`); it may be stepped already.
             await drainMeshDMs(report: &report)
@@ -92,6 +91,14 @@ extension BurrowNode {
         case .beacon, .join:
             break
         }
+        return (report, resubscribe)
+    }
+
+    /// An event the mesh carried: through the pipeline as if from a relay, then on to the
+    /// group's relays when it is a group event of ours (8.4).
+    func handleMeshEvent(_ event: Event, timeout: Duration) async -> (report: SyncReport, resubscribe: Bool) {
+        let (report, resubscribe) = await handleLive(event, timeout: timeout)
+        if event.kind == MarmotKind.groupEvent { bridgeToRelays(event) }
         return (report, resubscribe)
     }
 
@@ -105,7 +112,7 @@ extension BurrowNode {
                   return relayURLs(for: try LoadedGroup(row).group, ours: try relays())
               }) ?? nil
         else { return }
-        Task { [self] in
+        meshBridge.launch { [self] in
             _ = try? await pool(urls).publish(event, timeout: .seconds(10))
         }
     }
