@@ -114,6 +114,9 @@ public struct SyncReport: Sendable {
     var effects: [GroupPipeline.Effect] = []
     /// Gift wraps whose DM frames are committed: the mailbox may delete them.
     var settledDMWraps: [EventID] = []
+    /// Group events the pipeline applied (decrypted and stored for one of our groups) in this
+    /// pass: only these may be passed on from the mesh to relays.
+    var applied: Set<EventID> = []
 
     public init() {}
 

@@ -64,7 +64,8 @@ final class MeshNodeBoundsTests: XCTestCase {
                                   tags: [["h", nostrID], ["encoding", "base64"]], createdAt: BurrowNode.now() + 5,
                                   keys: Keys.generate(using: &rng), rng: &rng)
         let (junkReport, _) = await bob.handleMeshEvent(junk, timeout: timeout)
-        XCTAssertFalse(junkReport.errors.isEmpty, "the pipeline refused it")
+        XCTAssertEqual(junkReport.messages, 0)
+        XCTAssertFalse(junkReport.applied.contains(junk.id), "the pipeline did not apply it")
         XCTAssertEqual(bob.meshBridge.started, 0, "a refused event is not passed on to the relays")
 
         let staged = try alice.stageMessage(id) { try InnerEvent.chat("over the mesh", author: alice.publicKey, createdAt: $0) }
@@ -99,6 +100,66 @@ final class MeshNodeBoundsTests: XCTestCase {
         XCTAssertEqual(released.withLock { $0 }, 1)
         XCTAssertTrue(bridge.launch {}, "a freed slot takes the next publish")
         for waiter in waiters { waiter.continuation.finish() }
+    }
+
+    // MARK: Finding 9: run's mesh inbox is bounded and its drops are counted
+
+    /// `run` holds at most `capacity` deliveries; the rest are dropped and counted, and the
+    /// consumer is woken once per batch, never missing one.
+    func testMeshInboxIsBoundedAndWakesOncePerBatch() {
+        let inbox = MeshInbox<Int>(capacity: 3)
+        XCTAssertEqual(inbox.push(1), .wake)
+        XCTAssertEqual(inbox.push(2), .queued)
+        XCTAssertEqual(inbox.push(3), .queued)
+        XCTAssertEqual(inbox.push(4), .dropped)
+        XCTAssertEqual(inbox.dropped, 1)
+        XCTAssertEqual(inbox.take(), 1)
+        XCTAssertEqual(inbox.push(5), .queued, "the consumer is still draining")
+        XCTAssertEqual([inbox.take(), inbox.take(), inbox.take()], [2, 3, 5])
+        XCTAssertNil(inbox.take())
+        XCTAssertEqual(inbox.push(6), .wake, "drained: the next delivery wakes it again")
+        XCTAssertEqual(BurrowNode.meshInboxCapacity, 256)
+    }
+
+    /// A full queue above the router shows in `mesh status` as `dropped.queue_full`.
+    func testMeshStatusCountsQueueDrops() async throws {
+        let ports = try freeUDPPorts(2)
+        let setup = try MeshSetup.parse(mesh: "udp:\(ports[0]),\(ports[1])")
+        let mesh = try await MeshService.start(setup, dmIdentityKeys: [], logger: Logger(label: "test"))
+        XCTAssertNil(mesh.status().counters.dropped[MeshService.queueFull])
+        mesh.countDropped(MeshService.queueFull)
+        mesh.countDropped(MeshService.queueFull)
+        XCTAssertEqual(mesh.status().counters.dropped["queue_full"], 2)
+        await mesh.stop()
+    }
+
+    /// Loopback UDP ports free right now.
+    func freeUDPPorts(_ count: Int) throws -> [Int] {
+        var ports: [Int] = []
+        var sockets: [Int32] = []
+        defer { sockets.forEach { close($0) } }
+        for _ in 0..<count {
+            let fd = socket(AF_INET, Int32(SOCK_DGRAM.rawValue), 0)
+            guard fd >= 0 else { throw NodeError.internalError("socket") }
+            sockets.append(fd)
+            var address = sockaddr_in()
+            address.sin_family = sa_family_t(AF_INET)
+            address.sin_addr.s_addr = inet_addr("127.0.0.1")
+            address.sin_port = 0
+            var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+            let bound = withUnsafeMutablePointer(to: &address) {
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, length) == 0 && getsockname(fd, $0, &length) == 0 }
+            }
+            guard bound else { throw NodeError.internalError("bind") }
+            ports.append(Int(UInt16(bigEndian: address.sin_port)))
+        }
+        return ports
+    }
+
+    /// Mesh warnings carry an error's kind, not its message (which can name a key).
+    func testErrorKindDropsTheMessage() {
+        XCTAssertEqual(BurrowNode.errorKind(NodeError.invalidInput("npub1abc is already a member")), "NodeError.invalidInput")
+        XCTAssertFalse(BurrowNode.errorKind(MeshNodeError.join(code: "join_refused", message: "npub1abc")).contains("npub1"))
     }
 
     // MARK: Finding 10: a nearby join request is bound to the joiner

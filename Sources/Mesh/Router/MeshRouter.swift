@@ -26,6 +26,8 @@ public struct MeshRouter<Random: RandomNumberGenerator & Sendable>: Sendable {
     var lastBeacon: [MeshID: UInt64] = [:]
     /// Forwarding budget per originator (7.4).
     var originators: [MeshID: TokenBucket] = [:]
+    /// Sync wants answered, over all links (`MeshConfiguration.wantsPerMinute`).
+    var wantsAnswered: TokenBucket
     var nextAnnounce: UInt64
 
     struct LinkState: Sendable {
@@ -36,6 +38,8 @@ public struct MeshRouter<Random: RandomNumberGenerator & Sendable>: Sendable {
         var bytes: TokenBucket
         var offersSent: TokenBucket
         var offersReceived: TokenBucket
+        /// Sync wants answered on this link (`MeshConfiguration.wantsPerLinkPerMinute`).
+        var wantsAnswered: TokenBucket
         var announceAt: UInt64?
         /// Peers with `store` and when to next ask them for an offer.
         var syncAt: [MeshID: UInt64] = [:]
@@ -65,6 +69,8 @@ public struct MeshRouter<Random: RandomNumberGenerator & Sendable>: Sendable {
         self.random = random
         seen = SeenCache(capacity: configuration.seenCapacity)
         seenEvents = SeenCache(capacity: configuration.seenCapacity)
+        let wants = Double(MeshConfiguration.wantsPerMinute)
+        wantsAnswered = TokenBucket(rate: wants / 60, burst: wants, now: now)
         nextAnnounce = now
         nextAnnounce = now &+ announceDelay()
     }
@@ -79,6 +85,8 @@ public struct MeshRouter<Random: RandomNumberGenerator & Sendable>: Sendable {
             bytes: TokenBucket(rate: 32 * 1024, burst: 64 * 1024, now: now),
             offersSent: TokenBucket(rate: 8.0 / 60, burst: 8, now: now),
             offersReceived: TokenBucket(rate: 8.0 / 60, burst: 8, now: now),
+            wantsAnswered: TokenBucket(rate: Double(MeshConfiguration.wantsPerLinkPerMinute) / 60,
+                                       burst: Double(MeshConfiguration.wantsPerLinkPerMinute), now: now),
             announceAt: configuration.announces ? now &+ UInt64.random(in: 0...MeshConfiguration.newLinkAnnounceDelay, using: &random) : nil
         )
     }
@@ -194,7 +202,7 @@ public struct MeshRouter<Random: RandomNumberGenerator & Sendable>: Sendable {
             content = .nostrEvent(event)
         case .syncRequest:
             let request = try SyncRequest.decode(packet.payload)
-            if forMe { answer(request, from: packet.sender, on: link, now: now, actions: &actions) }
+            if forMe { try answer(request, from: packet.sender, on: link, now: now, actions: &actions) }
         case .syncOffer:
             let offer = try SyncOffer.decode(packet.payload)
             if forMe {
@@ -473,7 +481,11 @@ public struct MeshRouter<Random: RandomNumberGenerator & Sendable>: Sendable {
         transmit(packet, on: link, actions: &actions)
     }
 
-    private mutating func answer(_ request: SyncRequest, from peer: MeshID, on link: LinkID, now: UInt64, actions: inout [MeshAction]) {
+    /// Answers an offer request (8 a minute per link, silently) or a want: up to 32 stored
+    /// packets, so wants are limited per link and overall and the excess is `rate_limited`.
+    private mutating func answer(
+        _ request: SyncRequest, from peer: MeshID, on link: LinkID, now: UInt64, actions: inout [MeshAction]
+    ) throws(MeshError) {
         switch request {
         case .offer(let since, let before, let max):
             guard links[link]?.offersSent.take(now: now) ?? false else { return }
@@ -488,6 +500,10 @@ public struct MeshRouter<Random: RandomNumberGenerator & Sendable>: Sendable {
             seen.insert(packet.id, expiresAt: now &+ Freshness.livePast, now: now)
             transmit(packet, on: link, actions: &actions)
         case .want(let ids):
+            guard var state = links[link] else { throw .rateLimited }
+            let allowed = state.wantsAnswered.take(now: now) && wantsAnswered.take(now: now)
+            links[link] = state
+            guard allowed else { throw .rateLimited }
             for id in ids {
                 if let packet = store.packet(id8: id) { transmit(packet, on: link, actions: &actions) }
             }

@@ -59,6 +59,10 @@ extension MeshService {
 /// the mesh, and the Marmot add when a request opens under the code.
 extension BurrowNode {
     public static let nearbyExpiryRange = 60...900
+    /// How long before the invite opened (seconds, by its `created_at`) a joiner's KeyPackage may
+    /// have been made: the mesh's own tolerance for a sender's clock (a live packet may be 120 s
+    /// old, mesh.md 3.1). The joiner makes its KeyPackage after it hears the beacon.
+    static let nearbyKeyPackageSkew: Int64 = 120
 
     /// Opens a nearby invite to GROUP for `expiresIn` seconds and runs it to its end: someone
     /// joined (`NearbyJoined`), or the invite closed (`MeshNodeError.join` with the reason).
@@ -130,7 +134,8 @@ extension BurrowNode {
                         logger.info("nearby join request refused", metadata: ["code": "\(refusal.code.error.rawValue)", "reason": "\(refusal.reason)"])
                         queue += host.refuse(refusal.code, peer: peer)
                     } catch {
-                        logger.warning("nearby join failed", metadata: ["error": "\(Self.describe(error))"])
+                        // Errors of the add can name keys (`… is already a member`): only the kind.
+                        logger.warning("nearby join failed", metadata: ["error": "\(Self.errorKind(error))"])
                         queue += host.refuse(.joinFailed, peer: peer)
                     }
                 case .joined(_, let status):
@@ -159,6 +164,12 @@ extension BurrowNode {
         }
         guard verified.identity == request.pubkey else {
             throw NearbyRefusal(.notTheRequestersKeyPackage)
+        }
+        // The mesh request is sealed under the code, not signed by `pubkey` (10.4): a code-holder
+        // could hand in someone else's KeyPackage copied from a relay. `join nearby` makes one for
+        // the invite it chose, so one older than the invite is not this joiner's to give.
+        guard request.keyPackage.createdAt >= openedAt - Self.nearbyKeyPackageSkew else {
+            throw NearbyRefusal(.notMadeForThisInvite)
         }
         let current = try store.transaction { try loadGroup(mlsGroupID: id, in: $0) }
         guard current.group.isAdmin(publicKey) else { throw NearbyRefusal(.notAdmin) }
