@@ -267,6 +267,43 @@ extension RouterTests {
     }
 }
 
+extension RouterTests {
+    /// Issue 19: BLE centrals writing to our peripheral share its notification air, not its
+    /// budget. Each is a receive link (`sendsOn` the notify link): one flooding us is
+    /// `rate_limited` alone, and what goes out for their peers leaves once, on the shared link.
+    func testReceiveLinksHaveTheirOwnBudgetAndSendOnTheSharedLink() throws {
+        var router = MeshFixture.receiver()
+        let notify = LinkID(0), centralA = LinkID(5), centralB = LinkID(6)
+        router.linkUp(notify, mtu: 185, now: now)
+        router.linkUp(centralA, mtu: 185, sendsOn: notify, now: now)
+        router.linkUp(centralB, mtu: 185, sendsOn: notify, now: now)
+        var sink: [MeshAction] = []
+        let junk = [UInt8](repeating: 0, count: 10)
+        for _ in 0..<250 { router.receive(junk, on: centralA, now: now, actions: &sink) }
+        XCTAssertEqual(router.receive(junk, on: centralA, now: now, actions: &sink), .rateLimited)
+        // Central B's budget is its own.
+        let packet = try MeshFixture.dm()
+        XCTAssertNil(router.receive(packet.encoded, on: centralB, now: now, actions: &sink))
+        let forwarded = frames(router.tick(now: now + 100))
+        XCTAssertEqual(Set(forwarded.map(\.link)), [LinkID(1)], "not back on the air it came from, never on a receive link")
+        // Our own packets go once per air link; announces and leaves too.
+        var actions: [MeshAction] = []
+        _ = try router.send(type: .dm, recipient: MeshID(0x99), payload: [1], now: now + 200, actions: &actions)
+        XCTAssertEqual(frames(actions).map(\.link).sorted(), [notify, LinkID(1)])
+        actions = []
+        router.stop(now: now + 300, actions: &actions)
+        XCTAssertEqual(frames(actions).map(\.link).sorted(), [notify, LinkID(1)])
+        // A peer announced on a receive link is reached through the shared link.
+        let peerKey = MeshFixture.key(0x21)
+        let announce = try Packet.sign(type: .announce, timestamp: now + 400, recipient: nil,
+                                       payload: Announce(capabilities: [.relay, .dm], neighbours: []).encoded(), key: peerKey)
+        XCTAssertNil(router.receive(announce.encoded, on: centralA, now: now + 60_000, actions: &sink))
+        actions = []
+        _ = try router.send(type: .dm, recipient: peerKey.id, payload: [2], now: now + 60_000, actions: &actions)
+        XCTAssertEqual(frames(actions).map(\.link), [notify], "the neighbour's link only: the shared one")
+    }
+}
+
 final class PacketStoreTests: XCTestCase {
     /// The 4 MiB total and the 1 MiB / 256 broadcast quota hold under many recipients and sizes,
     /// oldest dropped first, and the accounting matches the contents.

@@ -186,7 +186,7 @@ public final class MeshService: Sendable {
             for (name, count) in drops { counters.dropped[name, default: 0] += count }
             let roles = transport as? any LinkRoleReporting
             let links = router.linkStatus.map { link in
-                MeshStatusView.Link(link: link.link.value, role: roles?.role(of: link.link) ?? transportName, mtu: link.mtu, peers: link.peers)
+                MeshStatusView.Link(link: link.link.value, role: roles?.role(of: link.sendsOn ?? link.link) ?? transportName, mtu: link.mtu, peers: link.peers)
             }
             return MeshStatusView(
                 transport: transportName, place: place, meshID: router.identity.current.id.hex, links: links,
@@ -206,6 +206,8 @@ public final class MeshService: Sendable {
                     let now = Self.now()
                     switch event {
                     case .linkUp(let link, let mtu): core.router.linkUp(link, mtu: min(mtu, self.setup.mtu ?? mtu), now: now)
+                    case .receiveLinkUp(let link, let mtu, let air):
+                        core.router.linkUp(link, mtu: min(mtu, self.setup.mtu ?? mtu), sendsOn: air, now: now)
                     case .linkDown(let link): core.router.linkDown(link)
                     case .frame(let link, let frame): _ = core.router.receive(frame, on: link, now: now, actions: &actions)
                     }
