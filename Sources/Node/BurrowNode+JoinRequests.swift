@@ -204,7 +204,8 @@ extension BurrowNode {
             guard let newest = events.max(by: { ($0.createdAt, $0.id.hex) < ($1.createdAt, $1.id.hex) }) else { return [] }
             return InboxRelayList.relays(newest)
         } catch {
-            logger.info("could not read inbox relays", metadata: ["key": "\(key.hex)", "error": "\(Self.describe(error))"])
+            // No key in logs (issue 19): the error says enough.
+            logger.info("could not read inbox relays", metadata: ["error": "\(Self.describe(error))"])
             return []
         }
     }
