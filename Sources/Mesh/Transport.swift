@@ -3,6 +3,10 @@ public enum TransportEvent: Sendable, Equatable {
     /// A link is up with its MTU (20–509): a BLE connection (ATT MTU − 3), the notify link,
     /// or a listed UDP port.
     case linkUp(LinkID, mtu: Int)
+    /// A receive link sharing another link's air (11.1: a central writing to our peripheral):
+    /// its frames are budgeted and reassembled on their own (7.4, 5), and what is sent to its
+    /// peers goes out on `sendsOn`. Up again with a new MTU, it keeps its state.
+    case receiveLinkUp(LinkID, mtu: Int, sendsOn: LinkID)
     case linkDown(LinkID)
     /// One frame read from a link (≤ 509 bytes; the router checks everything else).
     case frame(LinkID, [UInt8])

@@ -59,12 +59,11 @@ extension BurrowNode {
 
     /// Makes and stores a fresh KeyPackage without publishing it (a nearby join hands the
     /// 30443 event to the inviter over the mesh, relays or not).
-    func stageKeyPackage() throws -> StagedKeyPackage {
+    func stageKeyPackage(now: Int64 = BurrowNode.now()) throws -> StagedKeyPackage {
         let urls = try relays()
         guard !urls.isEmpty else { throw NodeError.invalidInput("no relays configured: add one with `burrow relay add URL`") }
         let relayURLs = try urls.map(Self.relayURL)
         var rng = SystemRandomNumberGenerator()
-        let now = Self.now()
         let bundle = try MarmotProfile.keyPackage(for: publicKey, now: now, using: &rng)
         let content = try KeyPackageEventContent(keyPackage: bundle.keyPackage, relays: relayURLs, using: &rng)
         let (event, legacy) = try content.sign(keys: keys, createdAt: now, rng: &rng)

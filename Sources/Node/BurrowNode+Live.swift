@@ -28,9 +28,17 @@ extension BurrowNode {
     /// Group events relays gave us within this many seconds are passed on to the mesh.
     static let meshBridgeWindow: Int64 = 3600
 
+    /// Mesh deliveries `run` holds while its loop is busy (`MeshInbox`); more are dropped and
+    /// counted (`mesh status`: `dropped.queue_full`). The loop takes one per mailbox job, a few
+    /// milliseconds each, while the radio's link budgets (7.4) let in at most a few hundred
+    /// packets a second per link: 256 rides out seconds of backlog, and as a carried event is
+    /// ≤ 64 KiB, holds at most 16 MiB.
+    static let meshInboxCapacity = 256
+
     private enum LiveInput: Sendable {
         case event(Event)
-        case mesh(MeshDelivery)
+        /// Mesh deliveries wait in the inbox.
+        case mesh
         case tick
     }
 
@@ -77,18 +85,24 @@ extension BurrowNode {
             subscription = (key, pool, task)
         }
 
-        // Mesh deliveries (events, DM frames) join the same queue as the relays'.
+        // Mesh deliveries (events, DM frames) wait in a bounded inbox; the loop is woken once
+        // per batch through the same queue as the relays' events.
+        let meshInbox = MeshInbox<MeshDelivery>(capacity: Self.meshInboxCapacity)
         let meshReader = mesh.map { mesh in
             Task {
                 for await delivery in mesh.deliveries() {
                     switch delivery.content {
-                    case .nostrEvent: continuation.yield(.mesh(delivery))
+                    case .nostrEvent: break
                     case .dm(let frame):
                         // Queued at once: a `dm send` holding the mailbox while it waits for a
                         // handshake answer steps it from there.
                         self.enqueueMeshDM(frame, from: delivery.packet.sender)
-                        continuation.yield(.mesh(delivery))
-                    case .beacon, .join: break
+                    case .beacon, .join: continue
+                    }
+                    switch meshInbox.push(delivery) {
+                    case .wake: continuation.yield(.mesh)
+                    case .queued: break
+                    case .dropped: mesh.countDropped(MeshService.queueFull)
                     }
                 }
             }
@@ -110,10 +124,13 @@ extension BurrowNode {
                     await carryOnMesh(event)
                 }
                 if resubscribe { try await refreshSubscription() }
-            case .mesh(let delivery):
-                let (report, resubscribe) = try await mailbox.run { await self.handleMeshDelivery(delivery, timeout: options.timeout) }
-                report.updates.forEach(emit)
-                if resubscribe { try await refreshSubscription() }
+            case .mesh:
+                while let delivery = meshInbox.take() {
+                    if Task.isCancelled { break }
+                    let (report, resubscribe) = try await mailbox.run { await self.handleMeshDelivery(delivery, timeout: options.timeout) }
+                    report.updates.forEach(emit)
+                    if resubscribe { try await refreshSubscription() }
+                }
             case .tick:
                 try await refreshSubscription()
                 if ContinuousClock.now - lastUpkeep >= options.maintenanceInterval {

@@ -319,6 +319,7 @@ extension BurrowNode {
         var updates: [NodeUpdate] = []
         var newMessages = 0
         var effects: [GroupPipeline.Effect] = []
+        var applied = false
         do {
             let result = try store.transaction { tx -> GroupEventResult in
                 let processed = try tx.processedEvents.contains(eventID: event.id.bytes)
@@ -357,6 +358,7 @@ extension BurrowNode {
                     // Our own commit lost the epoch: its intent is applied again after this sync.
                     for case .retryIntent(_, let lost) in change.effects { try tx.commitIntents.markLost(commitEventID: lost.bytes) }
                     effects = change.effects
+                    applied = true
                     if change.epochChanged { updates.append(.group(change.group.view)) }
                     return .done(epochChanged: change.epochChanged,
                                  nostrGroupIDChanged: change.nostrGroupIDChanged ? change.group.group.mlsGroupID : nil)
@@ -366,6 +368,7 @@ extension BurrowNode {
             if case .done = result {
                 report.processed += 1
                 report.messages += newMessages
+                if applied { report.applied.insert(event.id) }
                 report.updates += updates
                 for effect in effects where !report.effects.contains(effect) { report.effects.append(effect) }
             }

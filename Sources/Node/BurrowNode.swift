@@ -31,6 +31,8 @@ public final class BurrowNode: Sendable {
     /// DM outbox rows the mesh already carried (it stores and forwards them), so a frame still
     /// owed to the relays is not put on the air again at every flush.
     let meshCarriedFrames = Mutex<Set<Int64>>([])
+    /// Mesh-received group events being passed on to relays (bounded, `MeshBridge`).
+    let meshBridge = MeshBridge()
 
     private struct LiveState {
         /// Live group events that could not be placed yet (`run` retries them as others arrive).

@@ -112,9 +112,11 @@ public struct SyncReport: Sendable {
     var tooOldGroups: Set<String> = []
     /// Follow-up work the pipeline asked for (owed commits, intents to re-apply).
     var effects: [GroupPipeline.Effect] = []
-    /// Gift wraps whose DM frames are committed: the mailbox may delete them.
     /// Gift wraps to us processed in this batch (any outcome): deleted from our mailbox.
     var settledWraps: [EventID] = []
+    /// Group events the pipeline applied (decrypted and stored for one of our groups) in this
+    /// pass: only these may be passed on from the mesh to relays.
+    var applied: Set<EventID> = []
 
     public init() {}
 

@@ -157,7 +157,12 @@ final class BlueZContractTests: XCTestCase {
             let frame: [UInt8] = Array(0..<150)
             try mock.call("CentralWrite", [.objectPath(central), .bytes(frame), .uint16(185)])
             try await events.wait(for: "notify link up") { $0 == .linkUp(link, mtu: 182) }
-            try await events.wait(for: "frame") { $0 == .frame(link, frame) }
+            // It arrives on the central's own receive link, which sends on the notify link.
+            let receive = try await events.wait(for: "receive link up") {
+                if case .receiveLinkUp(_, mtu: 182, sendsOn: link) = $0 { return true } else { return false }
+            }
+            guard case .receiveLinkUp(let centralLink, _, _) = receive else { return XCTFail("\(receive)") }
+            try await events.wait(for: "frame") { $0 == .frame(centralLink, frame) }
 
             // It subscribes with StartNotify: a frame we send is one Value change.
             try mock.call("CentralStartNotify")
@@ -196,10 +201,39 @@ final class BlueZContractTests: XCTestCase {
                 let data = try mock.call("Advertisement").first?.dictValue?["ServiceData"]?.dictValue?[BlueZContractTests.serviceUUID]?.bytesValue
                 return data == [0x01, 0x10, 0x20, 0x30, 0x40, 0x00]
             }
-            XCTAssertFalse(events.all.contains(.frame(link, [5])))
+            XCTAssertFalse(events.all.contains { if case .frame(_, [5]) = $0 { return true } else { return false } })
             XCTAssertEqual(events.all.filter { if case .frame = $0 { return true } else { return false } }.count, 4)
             await transport.stop()
             try await events.wait(for: "notify link down at stop") { $0 == .linkDown(link) }
+        }
+    }
+
+    /// Issue 19: the centrals writing to us share the notify link's air, but not its budget. Each
+    /// writes on a receive link of its own (frames budget, reassembly slots), so one central
+    /// flooding us cannot use up what the others are allowed (mesh.md 7.4).
+    func testEachCentralWritesOnItsOwnLink() async throws {
+        try await bounded(60) {
+            let (mock, transport, events) = try await BlueZContractTests.startWorld()
+            let central = "/org/bluez/hci0/dev_11_11_11_11_11_11"
+            try mock.call("CentralWrite", [.objectPath(central), .bytes([1]), .uint16(185)])
+            try mock.call("CentralWrite", [.objectPath(central + "2"), .bytes([2]), .uint16(100)])
+            try mock.call("CentralWrite", [.objectPath(central), .bytes([3]), .uint16(185)])
+            var received: [[UInt8]: LinkID] = [:]
+            try await events.wait(for: "three frames") { _ in
+                for case .frame(let link, let frame) in events.all { received[frame] = link }
+                return received.count == 3
+            }
+            let first = try XCTUnwrap(received[[1]]), second = try XCTUnwrap(received[[2]])
+            XCTAssertEqual(received[[3]], first, "one central, one link")
+            XCTAssertNotEqual(first, second, "each central has its own link")
+            XCTAssertNotEqual(first, BlueZTransport.notifyLink)
+            XCTAssertNotEqual(second, BlueZTransport.notifyLink)
+            XCTAssertTrue(events.all.contains(.receiveLinkUp(first, mtu: 182, sendsOn: BlueZTransport.notifyLink)))
+            XCTAssertTrue(events.all.contains(.receiveLinkUp(second, mtu: 97, sendsOn: BlueZTransport.notifyLink)))
+            await transport.stop()
+            try await events.wait(for: "receive links down at stop") { _ in
+                events.all.contains(.linkDown(first)) && events.all.contains(.linkDown(second))
+            }
         }
     }
 

@@ -225,6 +225,85 @@ final class RouterTests: XCTestCase {
     }
 }
 
+
+extension RouterTests {
+    /// A want (8.5) asks for up to 32 stored packets: ≈ 2 MiB of answers for a 400-byte request.
+    /// Wants are answered at most `MeshConfiguration.wantsPerLinkPerMinute` times a minute per
+    /// link and `wantsPerMinute` times in all; the rest are refused as `rate_limited`.
+    func testSyncWantsAreRateLimitedPerLinkAndOverall() throws {
+        var b = MeshFixture.receiver(0x0B)
+        let stored = try MeshFixture.dm()
+        b.linkUp(LinkID(2), mtu: 509, now: now)
+        _ = b.receive(stored.encoded, on: LinkID(2), now: now)
+        XCTAssertEqual(b.store.count, 1)
+        let stranger = MeshFixture.key(0x66)
+        let payload = try SyncRequest.want([stored.id.id8]).encoded()
+        var stamp = now
+        /// Sends one want on `link`; whether it was answered.
+        func want(on link: LinkID) throws -> Bool {
+            stamp += 1
+            let packet = try Packet.sign(type: .syncRequest, timestamp: stamp, recipient: b.identity.current.id, payload: payload, key: stranger)
+            var actions: [MeshAction] = []
+            let refusal = b.receive(packet.encoded, on: link, now: now + 1000, actions: &actions)
+            let answered = !frames(actions).isEmpty
+            XCTAssertEqual(refusal == nil, answered)
+            return answered
+        }
+        // One link: the per-link allowance, then refusals.
+        var answered = 0
+        for _ in 0..<40 { if try want(on: LinkID(1)) { answered += 1 } }
+        XCTAssertEqual(answered, MeshConfiguration.wantsPerLinkPerMinute)
+        XCTAssertEqual(b.counters.dropped["rate_limited"], 40 - MeshConfiguration.wantsPerLinkPerMinute)
+        // Many links: the overall allowance caps them together.
+        for link in 10..<30 { b.linkUp(LinkID(UInt32(link)), mtu: 509, now: now) }
+        for link in 10..<30 {
+            for _ in 0..<MeshConfiguration.wantsPerLinkPerMinute { if try want(on: LinkID(UInt32(link))) { answered += 1 } }
+        }
+        XCTAssertEqual(answered, MeshConfiguration.wantsPerMinute)
+        // A minute later a link may ask again.
+        stamp = now + 61_000
+        let later = try Packet.sign(type: .syncRequest, timestamp: stamp, recipient: b.identity.current.id, payload: payload, key: stranger)
+        XCTAssertFalse(frames(b.receive(later.encoded, on: LinkID(1), now: now + 61_000)).isEmpty)
+    }
+}
+
+extension RouterTests {
+    /// Issue 19: BLE centrals writing to our peripheral share its notification air, not its
+    /// budget. Each is a receive link (`sendsOn` the notify link): one flooding us is
+    /// `rate_limited` alone, and what goes out for their peers leaves once, on the shared link.
+    func testReceiveLinksHaveTheirOwnBudgetAndSendOnTheSharedLink() throws {
+        var router = MeshFixture.receiver()
+        let notify = LinkID(0), centralA = LinkID(5), centralB = LinkID(6)
+        router.linkUp(notify, mtu: 185, now: now)
+        router.linkUp(centralA, mtu: 185, sendsOn: notify, now: now)
+        router.linkUp(centralB, mtu: 185, sendsOn: notify, now: now)
+        var sink: [MeshAction] = []
+        let junk = [UInt8](repeating: 0, count: 10)
+        for _ in 0..<250 { router.receive(junk, on: centralA, now: now, actions: &sink) }
+        XCTAssertEqual(router.receive(junk, on: centralA, now: now, actions: &sink), .rateLimited)
+        // Central B's budget is its own.
+        let packet = try MeshFixture.dm()
+        XCTAssertNil(router.receive(packet.encoded, on: centralB, now: now, actions: &sink))
+        let forwarded = frames(router.tick(now: now + 100))
+        XCTAssertEqual(Set(forwarded.map(\.link)), [LinkID(1)], "not back on the air it came from, never on a receive link")
+        // Our own packets go once per air link; announces and leaves too.
+        var actions: [MeshAction] = []
+        _ = try router.send(type: .dm, recipient: MeshID(0x99), payload: [1], now: now + 200, actions: &actions)
+        XCTAssertEqual(frames(actions).map(\.link).sorted(), [notify, LinkID(1)])
+        actions = []
+        router.stop(now: now + 300, actions: &actions)
+        XCTAssertEqual(frames(actions).map(\.link).sorted(), [notify, LinkID(1)])
+        // A peer announced on a receive link is reached through the shared link.
+        let peerKey = MeshFixture.key(0x21)
+        let announce = try Packet.sign(type: .announce, timestamp: now + 400, recipient: nil,
+                                       payload: Announce(capabilities: [.relay, .dm], neighbours: []).encoded(), key: peerKey)
+        XCTAssertNil(router.receive(announce.encoded, on: centralA, now: now + 60_000, actions: &sink))
+        actions = []
+        _ = try router.send(type: .dm, recipient: peerKey.id, payload: [2], now: now + 60_000, actions: &actions)
+        XCTAssertEqual(frames(actions).map(\.link), [notify], "the neighbour's link only: the shared one")
+    }
+}
+
 final class PacketStoreTests: XCTestCase {
     /// The 4 MiB total and the 1 MiB / 256 broadcast quota hold under many recipients and sizes,
     /// oldest dropped first, and the accounting matches the contents.

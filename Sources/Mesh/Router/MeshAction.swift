@@ -60,4 +60,6 @@ public struct LinkStatus: Sendable, Equatable {
     public let link: LinkID
     public let mtu: Int
     public let peers: [PeerInfo]
+    /// For a receive link, the link whose air it shares (`linkUp(_:mtu:sendsOn:now:)`).
+    public var sendsOn: LinkID? = nil
 }

@@ -33,6 +33,16 @@ public struct MeshConfiguration: Sendable {
     public static let maxRefetches = 3
     /// Per-sender rate-limit records held at once.
     public static let maxSenderRecords = 4096
+    /// Sync wants (8.5) answered per link per minute (burst as many). A want names up to 32
+    /// stored packets, up to ≈ 2 MiB of answers for a 400-byte request, so it is the cheapest
+    /// amplifier a stranger has. An honest peer wants at most once per offer we send, and we
+    /// send at most 8 offers a minute per link (7.4): 8 wants a minute is all it can use.
+    public static let wantsPerLinkPerMinute = 8
+    /// Sync wants answered per minute over all links together (burst as many): four links'
+    /// full allowance. Ids and links cost an attacker little (BlueZ hands out up to 8 links),
+    /// so the total bounds what this node sends for others: at most 32 × 32 stored packets a
+    /// minute, never more than the store (≤ 4 MiB) once a minute.
+    public static let wantsPerMinute = 32
 
     public init() {}
 }

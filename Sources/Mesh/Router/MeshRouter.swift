@@ -26,16 +26,24 @@ public struct MeshRouter<Random: RandomNumberGenerator & Sendable>: Sendable {
     var lastBeacon: [MeshID: UInt64] = [:]
     /// Forwarding budget per originator (7.4).
     var originators: [MeshID: TokenBucket] = [:]
+    /// Sync wants answered, over all links (`MeshConfiguration.wantsPerMinute`).
+    var wantsAnswered: TokenBucket
     var nextAnnounce: UInt64
 
     struct LinkState: Sendable {
         var mtu: Int
+        /// A receive link: frames arrive on it with their own budgets and reassembly (one
+        /// sender's), but what is sent on it goes out on this link, whose air it shares (the
+        /// centrals subscribed to a BLE peripheral all hear one notification).
+        var sendsOn: LinkID?
         var peers: [MeshID: PeerInfo] = [:]
         var reassembler = Reassembler()
         var frames: TokenBucket
         var bytes: TokenBucket
         var offersSent: TokenBucket
         var offersReceived: TokenBucket
+        /// Sync wants answered on this link (`MeshConfiguration.wantsPerLinkPerMinute`).
+        var wantsAnswered: TokenBucket
         var announceAt: UInt64?
         /// Peers with `store` and when to next ask them for an offer.
         var syncAt: [MeshID: UInt64] = [:]
@@ -65,23 +73,41 @@ public struct MeshRouter<Random: RandomNumberGenerator & Sendable>: Sendable {
         self.random = random
         seen = SeenCache(capacity: configuration.seenCapacity)
         seenEvents = SeenCache(capacity: configuration.seenCapacity)
+        let wants = Double(MeshConfiguration.wantsPerMinute)
+        wantsAnswered = TokenBucket(rate: wants / 60, burst: wants, now: now)
         nextAnnounce = now
         nextAnnounce = now &+ announceDelay()
     }
 
     // MARK: Links
 
-    public mutating func linkUp(_ link: LinkID, mtu: Int, now: UInt64) {
+    /// A link is up. With `sendsOn`, it is a receive link sharing another link's air: frames
+    /// from it are budgeted and reassembled on their own (each BLE central writing to our
+    /// peripheral is one), while packets for its peers go out on `sendsOn`, counted once in
+    /// flooding and never announced on separately.
+    public mutating func linkUp(_ link: LinkID, mtu: Int, sendsOn: LinkID? = nil, now: UInt64) {
         let mtu = min(max(mtu, MeshProtocol.minMTU), MeshProtocol.maxFrame)
+        let sendsOn = sendsOn == link ? nil : sendsOn
+        if let existing = links[link], existing.sendsOn == sendsOn {
+            // Up again with a new MTU: budgets, peers and assemblies stay.
+            links[link]?.mtu = mtu
+            return
+        }
         links[link] = LinkState(
-            mtu: mtu,
+            mtu: mtu, sendsOn: sendsOn,
             frames: TokenBucket(rate: 100, burst: 200, now: now),
             bytes: TokenBucket(rate: 32 * 1024, burst: 64 * 1024, now: now),
             offersSent: TokenBucket(rate: 8.0 / 60, burst: 8, now: now),
             offersReceived: TokenBucket(rate: 8.0 / 60, burst: 8, now: now),
-            announceAt: configuration.announces ? now &+ UInt64.random(in: 0...MeshConfiguration.newLinkAnnounceDelay, using: &random) : nil
+            wantsAnswered: TokenBucket(rate: Double(MeshConfiguration.wantsPerLinkPerMinute) / 60,
+                                       burst: Double(MeshConfiguration.wantsPerLinkPerMinute), now: now),
+            announceAt: configuration.announces && sendsOn == nil
+                ? now &+ UInt64.random(in: 0...MeshConfiguration.newLinkAnnounceDelay, using: &random) : nil
         )
     }
+
+    /// The link whose air a packet for `link`'s peers goes out on.
+    func airLink(_ link: LinkID) -> LinkID { links[link]?.sendsOn ?? link }
 
     public mutating func linkDown(_ link: LinkID) {
         links[link] = nil
@@ -92,7 +118,7 @@ public struct MeshRouter<Random: RandomNumberGenerator & Sendable>: Sendable {
     }
 
     public var linkStatus: [LinkStatus] {
-        links.map { LinkStatus(link: $0.key, mtu: $0.value.mtu, peers: $0.value.peers.values.sorted { $0.id < $1.id }) }
+        links.map { LinkStatus(link: $0.key, mtu: $0.value.mtu, peers: $0.value.peers.values.sorted { $0.id < $1.id }, sendsOn: $0.value.sendsOn) }
             .sorted { $0.link < $1.link }
     }
 
@@ -194,7 +220,7 @@ public struct MeshRouter<Random: RandomNumberGenerator & Sendable>: Sendable {
             content = .nostrEvent(event)
         case .syncRequest:
             let request = try SyncRequest.decode(packet.payload)
-            if forMe { answer(request, from: packet.sender, on: link, now: now, actions: &actions) }
+            if forMe { try answer(request, from: packet.sender, on: link, now: now, actions: &actions) }
         case .syncOffer:
             let offer = try SyncOffer.decode(packet.payload)
             if forMe {
@@ -230,8 +256,9 @@ public struct MeshRouter<Random: RandomNumberGenerator & Sendable>: Sendable {
     private mutating func noteDuplicate(_ duplicate: UnverifiedPacket, on link: LinkID, now: UInt64) {
         let key = duplicate.id.key
         if var forward = pending[key] {
-            forward.heardFrom.insert(link)
-            forward.heardTTL[link] = max(forward.heardTTL[link] ?? 0, duplicate.ttl)
+            let air = airLink(link)
+            forward.heardFrom.insert(air)
+            forward.heardTTL[air] = max(forward.heardTTL[air] ?? 0, duplicate.ttl)
             if duplicate.ttl >= 2, duplicate.ttl - 1 > forward.packet.ttl {
                 forward.packet = forward.packet.with(ttl: duplicate.ttl - 1)
                 store.raiseTTL(of: forward.packet)
@@ -266,28 +293,36 @@ public struct MeshRouter<Random: RandomNumberGenerator & Sendable>: Sendable {
         pruneSenderRecords(now: now)
         guard allowed, pending.count < MeshConfiguration.maxPendingForwards else { return }
         let jitter = packet.recipient == nil ? MeshConfiguration.broadcastJitter : MeshConfiguration.directedJitter
+        let air = airLink(link)
         pending[packet.id.key] = PendingForward(
-            packet: packet.with(ttl: packet.ttl - 1), heardFrom: [link], heardTTL: [link: packet.ttl],
+            packet: packet.with(ttl: packet.ttl - 1), heardFrom: [air], heardTTL: [air: packet.ttl],
             due: now &+ UInt64.random(in: jitter, using: &random)
         )
     }
 
-    /// The flooding rule's view of the links at `now`.
+    /// The flooding rule's view of the links at `now`: one per air link, a receive link's
+    /// peers counted with the link it sends on.
     func floodLinks(now: UInt64) -> [FloodLink] {
-        links.map { id, state in
-            var neighbours: [MeshID: [MeshID]] = [:]
+        var peers: [LinkID: [MeshID]] = [:]
+        var neighbours: [LinkID: [MeshID: [MeshID]]] = [:]
+        for (id, state) in links {
+            let air = state.sendsOn ?? id
+            guard links[air] != nil else { continue }
+            peers[air, default: []] += state.peers.keys
             for (peer, info) in state.peers where now <= info.lastHeard &+ MeshConfiguration.neighbourListFreshness {
-                neighbours[peer] = info.neighbours
+                neighbours[air, default: [:]][peer] = info.neighbours
             }
-            return FloodLink(link: id, peers: Array(state.peers.keys), neighbours: neighbours)
         }
+        return peers.map { FloodLink(link: $0.key, peers: $0.value, neighbours: neighbours[$0.key] ?? [:]) }
     }
 
+    /// Writes `packet` on `link`'s air (a receive link's sends go on the link it shares).
     private mutating func transmit(_ packet: Packet, on link: LinkID, actions: inout [MeshAction]) {
-        guard let mtu = links[link]?.mtu else { return }
+        let air = airLink(link)
+        guard let mtu = links[air]?.mtu else { return }
         for frame in FragmentFrame.frames(for: packet, mtu: mtu) {
             counters.framesOut += 1
-            actions.append(.transmit(link: link, frame: frame))
+            actions.append(.transmit(link: air, frame: frame))
         }
     }
 
@@ -324,12 +359,12 @@ public struct MeshRouter<Random: RandomNumberGenerator & Sendable>: Sendable {
                 syncPeers.append(peer)
             }
             links[id] = state
-            if announceDue || (rotated && configuration.announces) { sendAnnounce(on: id, now: now, actions: &actions) }
+            if announceDue || (rotated && configuration.announces && state.sendsOn == nil) { sendAnnounce(on: id, now: now, actions: &actions) }
             for peer in syncPeers.sorted() { requestOffer(from: peer, on: id, before: 0, now: now, actions: &actions) }
         }
         if configuration.announces, now >= nextAnnounce {
             nextAnnounce = now &+ announceDelay()
-            for id in links.keys.sorted() { sendAnnounce(on: id, now: now, actions: &actions) }
+            for id in links.keys.sorted() where links[id]?.sendsOn == nil { sendAnnounce(on: id, now: now, actions: &actions) }
         }
         store.expire(now: now)
         seen.purge(now: now)
@@ -459,7 +494,7 @@ public struct MeshRouter<Random: RandomNumberGenerator & Sendable>: Sendable {
     /// Stopping the mesh: a leave on every link.
     public mutating func stop(now: UInt64, actions: inout [MeshAction]) {
         guard let packet = try? Packet.sign(type: .leave, timestamp: now, recipient: nil, payload: [], key: identity.current) else { return }
-        for link in links.keys.sorted() { transmit(packet, on: link, actions: &actions) }
+        for link in links.keys.sorted() where links[link]?.sendsOn == nil { transmit(packet, on: link, actions: &actions) }
     }
 
     // MARK: Sync (8.5, 9)
@@ -473,7 +508,11 @@ public struct MeshRouter<Random: RandomNumberGenerator & Sendable>: Sendable {
         transmit(packet, on: link, actions: &actions)
     }
 
-    private mutating func answer(_ request: SyncRequest, from peer: MeshID, on link: LinkID, now: UInt64, actions: inout [MeshAction]) {
+    /// Answers an offer request (8 a minute per link, silently) or a want: up to 32 stored
+    /// packets, so wants are limited per link and overall and the excess is `rate_limited`.
+    private mutating func answer(
+        _ request: SyncRequest, from peer: MeshID, on link: LinkID, now: UInt64, actions: inout [MeshAction]
+    ) throws(MeshError) {
         switch request {
         case .offer(let since, let before, let max):
             guard links[link]?.offersSent.take(now: now) ?? false else { return }
@@ -488,6 +527,10 @@ public struct MeshRouter<Random: RandomNumberGenerator & Sendable>: Sendable {
             seen.insert(packet.id, expiresAt: now &+ Freshness.livePast, now: now)
             transmit(packet, on: link, actions: &actions)
         case .want(let ids):
+            guard var state = links[link] else { throw .rateLimited }
+            let allowed = state.wantsAnswered.take(now: now) && wantsAnswered.take(now: now)
+            links[link] = state
+            guard allowed else { throw .rateLimited }
             for id in ids {
                 if let packet = store.packet(id8: id) { transmit(packet, on: link, actions: &actions) }
             }

@@ -97,9 +97,7 @@ extension BlueZEngine {
     }
 
     func linkUp(device: String, writeSocket: Int32, notifySocket: Int32?, notifyCharacteristic: String, attMTU: Int) {
-        let link = LinkID(nextLinkValue)
-        nextLinkValue &+= 1
-        if nextLinkValue == 0 { nextLinkValue = 1 }
+        let link = newLinkID()
         let central = CentralLink(
             link: link, device: device, mtu: linkMTU(attMTU: attMTU), writeSocket: writeSocket, notifySocket: notifySocket,
             notifyCharacteristic: notifyCharacteristic

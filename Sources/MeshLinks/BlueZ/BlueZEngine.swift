@@ -29,6 +29,9 @@ final class BlueZEngine: @unchecked Sendable {
     var gatt = GattApplicationState()
     var notifyLink = NotifyLinkState()
     private var notifyLinkAnnounced: (up: Bool, mtu: Int) = (false, 0)
+    /// Each central writing to our peripheral: its receive link (issue 19: one central must not
+    /// spend the others' frame budget and reassembly slots) and the MTU last reported for it.
+    private var receiveLinks: [String: (link: LinkID, mtu: Int)] = [:]
 
     var phases: [String: CentralPhase] = [:]
     var centralLinks: [LinkID: CentralLink] = [:]
@@ -389,7 +392,7 @@ final class BlueZEngine: @unchecked Sendable {
         }
         updateNotifyLink()
         bus.reply(to: call)
-        continuation.yield(.frame(BlueZTransport.notifyLink, frame))
+        continuation.yield(.frame(receiveLinks[device]?.link ?? BlueZTransport.notifyLink, frame))
     }
 
     /// AcquireNotify: a SOCK_SEQPACKET pair, one end to bluetoothd; each write on ours is one
@@ -445,7 +448,8 @@ final class BlueZEngine: @unchecked Sendable {
         ])
     }
 
-    /// Reports the notify link up, down, or up again with a new (smaller or larger) MTU.
+    /// Reports the notify link up, down, or up again with a new (smaller or larger) MTU, and
+    /// each admitted central's receive link (sending on the notify link) likewise.
     func updateNotifyLink() {
         let now = (up: notifyLink.isUp, mtu: notifyLink.mtu)
         defer { notifyLinkAnnounced = now; refreshFreeSlotFlag() }
@@ -454,6 +458,25 @@ final class BlueZEngine: @unchecked Sendable {
         } else if !now.up, notifyLinkAnnounced.up {
             continuation.yield(.linkDown(BlueZTransport.notifyLink))
         }
+        for (device, known) in receiveLinks.sorted(by: { $0.value.link < $1.value.link }) where !notifyLink.contains(device: device) {
+            receiveLinks[device] = nil
+            continuation.yield(.linkDown(known.link))
+        }
+        for (device, mtu) in notifyLink.centrals.sorted(by: { $0.key < $1.key }) {
+            let mtu = mtu ?? MeshProtocol.minMTU
+            let link = receiveLinks[device]?.link ?? newLinkID()
+            guard receiveLinks[device]?.mtu != mtu else { continue }
+            receiveLinks[device] = (link, mtu)
+            continuation.yield(.receiveLinkUp(link, mtu: mtu, sendsOn: BlueZTransport.notifyLink))
+        }
+    }
+
+    /// A link id not in use: central connections and receive links share the numbering.
+    func newLinkID() -> LinkID {
+        let link = LinkID(nextLinkValue)
+        nextLinkValue &+= 1
+        if nextLinkValue == BlueZTransport.notifyLink.value { nextLinkValue = 1 }
+        return link
     }
 
     // MARK: org.bluez's objects

@@ -15,6 +15,8 @@ import Mesh
 ///   advertisement (type peripheral, no name, ServiceData `0x01 ‖ short id ‖ flags`). Every
 ///   subscribed central is a peer of one link, `BlueZTransport.notifyLink` (LinkID 0; role
 ///   peripheral): a frame sent on it is one notification to all of them, its MTU is their smallest.
+///   Frames a central writes arrive on its own receive link (`TransportEvent.receiveLinkUp`,
+///   sending on the notify link), so each central has its own budget and reassembly slots.
 /// * Central: discovers nodes by their ServiceData, connects (the smaller short id at once, the
 ///   larger after 10 s), ≤ 4 connections; each is its own link (LinkID ≥ 1; role central) with
 ///   MTU `min(ATT MTU − 3, 509)`.

@@ -20,7 +20,8 @@ extension BurrowNode {
     /// `sync` or under `run`.
     public func sendDM(to contactText: String, text: String, via: DMVia = .auto, timeout: Duration) async throws -> DMView {
         if via == .mesh, mesh == nil {
-            throw NodeError.noRoute("the mesh is not running in this home (start `burrow run --mesh …`), so no mesh route reaches \(contactText)")
+            // No contact name or key here: errors end up in logs and screenshots.
+            throw NodeError.noRoute("the mesh is not running in this home (start `burrow run --mesh …`), so no mesh route reaches the contact")
         }
         let body = Array(text.utf8)
         guard !body.isEmpty else { throw NodeError.invalidInput("a message needs text") }
@@ -217,7 +218,7 @@ extension BurrowNode {
             let inbox = Self.inboxRoute(InboxRelayList.relays(newest), ours: ours)
             if !inbox.isEmpty { return inbox }
         }
-        guard !ours.isEmpty else { throw NodeError.noRoute("no relay reaches the recipient: the contact's card names none and we have none") }
+        guard !ours.isEmpty else { throw NodeError.noRoute("no relay reaches the contact: their card names none and we have none") }
         return ours
     }
 

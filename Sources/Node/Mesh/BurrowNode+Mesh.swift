@@ -83,8 +83,7 @@ extension BurrowNode {
         var resubscribe = false
         switch delivery.content {
         case .nostrEvent(let event):
-            (report, resubscribe) = await handleLive(event, timeout: timeout)
-            if event.kind == MarmotKind.groupEvent { bridgeToRelays(event) }
+            (report, resubscribe) = await handleMeshEvent(event, timeout: timeout)
         case .dm:
             // `run` queued the frame as it arrived (`enqueueMeshDM`); it may be stepped already.
             await drainMeshDMs(report: &report)
@@ -95,19 +94,39 @@ extension BurrowNode {
         return (report, resubscribe)
     }
 
-    /// A node reaching relays publishes mesh-received group events of its groups to their
-    /// relays, in the background: a relay that is down costs the live loop nothing.
+    /// An event the mesh carried: through the pipeline as if from a relay, then on to the
+    /// group's relays (8.4) — only when the pipeline applied it for one of our groups. Anyone in
+    /// radio range can sign a 445 with our group's `h` tag; what we could not decrypt, or had
+    /// already processed, is not ours to republish.
+    func handleMeshEvent(_ event: Event, timeout: Duration) async -> (report: SyncReport, resubscribe: Bool) {
+        let (report, resubscribe) = await handleLive(event, timeout: timeout)
+        if event.kind == MarmotKind.groupEvent, report.applied.contains(event.id) { bridgeToRelays(event) }
+        return (report, resubscribe)
+    }
+
+    /// Publishes a group event of ours to the group's relays in the background (a relay that
+    /// is down costs the live loop nothing), at most `MeshBridge.maxConcurrent` at once.
     func bridgeToRelays(_ event: Event) {
-        guard let hTag = event.tags.first(where: { $0.count >= 2 && $0[0] == "h" })?[1],
+        guard let hTag = Self.hTag(event), let ours = try? relays(),
               let urls = try? store.transaction({ tx -> [String]? in
                   guard let row = try tx.groups.list().first(where: { Hex.encode($0.nostrGroupID) == hTag && ($0.state == .active || $0.state == .leaving) })
                   else { return nil }
-                  return relayURLs(for: try LoadedGroup(row).group, ours: try relays())
+                  return relayURLs(for: try LoadedGroup(row).group, ours: ours)
               }) ?? nil
         else { return }
-        Task { [self] in
-            _ = try? await pool(urls).publish(event, timeout: .seconds(10))
+        if !meshBridge.launch({ [self] in _ = try? await pool(urls).publish(event, timeout: .seconds(10)) }) {
+            logger.debug("mesh event not bridged: every bridge slot is busy")
         }
+    }
+
+    /// An error's kind without its message (`NodeError.invalidInput`): messages can name keys
+    /// (`… is already a member`), and mesh warnings name no one.
+    static func errorKind(_ error: Error) -> String {
+        let type = String(describing: Swift.type(of: error))
+        let mirror = Mirror(reflecting: error)
+        guard mirror.displayStyle == .enum else { return type }
+        if let label = mirror.children.first?.label { return "\(type).\(label)" }
+        return "\(type).\(error)"
     }
 
     // MARK: Sending

@@ -25,12 +25,6 @@ public struct NearbyJoined: Sendable {
     public let confirmed: Bool
 }
 
-/// A join request refused with the spec's join-error code (10.4).
-struct NearbyRefusal: Error {
-    let code: JoinErrorCode
-    let reason: String
-}
-
 /// Inputs of a nearby session's loop: mesh deliveries and the clock.
 enum NearbyInput: Sendable {
     case delivery(MeshDelivery)
@@ -65,6 +59,10 @@ extension MeshService {
 /// the mesh, and the Marmot add when a request opens under the code.
 extension BurrowNode {
     public static let nearbyExpiryRange = 60...900
+    /// How long before the invite opened (seconds, by its `created_at`) a joiner's KeyPackage may
+    /// have been made: the mesh's own tolerance for a sender's clock (a live packet may be 120 s
+    /// old, mesh.md 3.1). The joiner makes its KeyPackage after it hears the beacon.
+    static let nearbyKeyPackageSkew: Int64 = 120
 
     /// Opens a nearby invite to GROUP for `expiresIn` seconds and runs it to its end: someone
     /// joined (`NearbyJoined`), or the invite closed (`MeshNodeError.join` with the reason).
@@ -129,14 +127,15 @@ extension BurrowNode {
                     progress(.attempt(peer: peer.hex, attemptsLeft: Int(left), result: result))
                 case .joinRequest(let request, let peer):
                     do {
-                        let (wrap, view) = try await NodeMailbox.exclusively { try await self.admitNearby(request, to: id, timeout: timeout) }
+                        let (wrap, view) = try await NodeMailbox.exclusively { try await self.admitNearby(request, to: id, openedAt: Int64(clamping: started / 1000), timeout: timeout) }
                         admitted = (request.pubkey, request.name, view)
                         queue += host.welcome(giftWrap: Array(wrap.jsonString.utf8), to: peer, now: MeshService.now())
                     } catch let refusal as NearbyRefusal {
-                        logger.info("nearby join request refused", metadata: ["reason": "\(refusal.code.error.rawValue)"])
+                        logger.info("nearby join request refused", metadata: ["code": "\(refusal.code.error.rawValue)", "reason": "\(refusal.reason)"])
                         queue += host.refuse(refusal.code, peer: peer)
                     } catch {
-                        logger.warning("nearby join failed", metadata: ["error": "\(Self.describe(error))"])
+                        // Errors of the add can name keys (`… is already a member`): only the kind.
+                        logger.warning("nearby join failed", metadata: ["error": "\(Self.errorKind(error))"])
                         queue += host.refuse(.joinFailed, peer: peer)
                     }
                 case .joined(_, let status):
@@ -157,31 +156,37 @@ extension BurrowNode {
     /// Checks a request that opened under the code and adds its KeyPackage (10.5): online the
     /// commit is acknowledged by a relay before the welcome leaves; offline it is merged, queued
     /// for the relays and carried by the mesh. Returns the welcome's gift wrap.
-    func admitNearby(_ request: JoinRequest, to id: MLSGroupID, timeout: Duration) async throws -> (Event, GroupView) {
-        guard request.groupID == id.hex else { throw NearbyRefusal(code: .joinRefused, reason: "the request names another group") }
+    func admitNearby(_ request: JoinRequest, to id: MLSGroupID, openedAt: Int64, timeout: Duration) async throws -> (Event, GroupView) {
+        guard request.groupID == id.hex else { throw NearbyRefusal(.otherGroup) }
         let verified: VerifiedKeyPackageEvent
         do { verified = try KeyPackageEvent.verify(request.keyPackage, now: Self.now()) } catch {
-            throw NearbyRefusal(code: .keyPackageInvalid, reason: "the KeyPackage is not valid")
+            throw NearbyRefusal(.keyPackageInvalid)
         }
         guard verified.identity == request.pubkey else {
-            throw NearbyRefusal(code: .keyPackageInvalid, reason: "the KeyPackage is not the requester's")
+            throw NearbyRefusal(.notTheRequestersKeyPackage)
+        }
+        // The mesh request is sealed under the code, not signed by `pubkey` (10.4): a code-holder
+        // could hand in someone else's KeyPackage copied from a relay. `join nearby` makes one for
+        // the invite it chose, so one older than the invite is not this joiner's to give.
+        guard request.keyPackage.createdAt >= openedAt - Self.nearbyKeyPackageSkew else {
+            throw NearbyRefusal(.notMadeForThisInvite)
         }
         let current = try store.transaction { try loadGroup(mlsGroupID: id, in: $0) }
-        guard current.group.isAdmin(publicKey) else { throw NearbyRefusal(code: .joinRefused, reason: "we no longer administer the group") }
+        guard current.group.isAdmin(publicKey) else { throw NearbyRefusal(.notAdmin) }
         guard !current.group.members.contains(request.pubkey) else {
-            throw NearbyRefusal(code: .joinRefused, reason: "the requester is already a member")
+            throw NearbyRefusal(.alreadyMember)
         }
         let staged: StagedCommit
         do {
             staged = try stageCommit(id, inbox: [:], intent: .add([request.pubkey])) { group, now, rng in
                 try group.addMembers([verified], committer: self.publicKey, now: now, using: &rng)
             }
-        } catch NodeError.welcomeTooLarge(let reason) {
-            throw NearbyRefusal(code: .welcomeTooLarge, reason: reason)
+        } catch NodeError.welcomeTooLarge {
+            throw NearbyRefusal(.welcomeTooLarge)
         }
         guard let wrap = staged.welcomeWraps.first else {
             try clearCommit(staged)
-            throw NearbyRefusal(code: .joinFailed, reason: "the add made no welcome")
+            throw NearbyRefusal(.noWelcome)
         }
         let results = (try? await pool(staged.relays).publish(staged.pending.event, timeout: timeout)) ?? []
         let view: GroupView
@@ -192,7 +197,7 @@ extension BurrowNode {
         } else if !results.isEmpty, results.allSatisfy({ $0.error == nil }) {
             // Every relay answered no: nobody holds the commit.
             try clearCommit(staged)
-            throw NearbyRefusal(code: .joinFailed, reason: "every relay refused the commit")
+            throw NearbyRefusal(.relaysRefused)
         } else {
             view = try mergeOffline(staged)
             await carryOnMesh(staged.pending.event)

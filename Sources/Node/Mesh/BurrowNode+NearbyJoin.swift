@@ -131,7 +131,7 @@ extension BurrowNode {
                         joined = group.map { ($0, nil) } ?? (nil, invite)
                         queue += session.welcomeProcessed(group == nil ? .declined : .accepted)
                     } catch {
-                        logger.warning("nearby welcome failed", metadata: ["error": "\(Self.describe(error))"])
+                        logger.warning("nearby welcome failed", metadata: ["error": "\(Self.errorKind(error))"])
                         queue += session.welcomeProcessed(.failed, error: .joinFailed)
                     }
                 case .finished(let result):

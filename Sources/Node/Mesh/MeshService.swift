@@ -17,6 +17,15 @@ public final class MeshService: Sendable {
     public let setup: MeshSetup
     private let core: Mutex<Core>
     private let tasks = Mutex<[Task<Void, Never>]>([])
+    /// Deliveries dropped above the router for want of room, by name (`mesh status` adds
+    /// them to the router's `dropped`).
+    private let nodeDrops = Mutex<[String: Int]>([:])
+    /// The `dropped` name of a delivery that found a subscriber's buffer or `run`'s inbox full.
+    public static let queueFull = "queue_full"
+    /// Deliveries each subscriber's stream holds while its reader is busy. `run` moves them at
+    /// once into its own bounded inbox and a nearby session only reads join messages, so this
+    /// fills only when a reader stalls; a carried event is ≤ 64 KiB, so ≤ 16 MiB per subscriber.
+    static let subscriberBuffer = 256
     private let logger: Logger
     /// Told the mesh id and whether an invite is open after a key rotation and when an invite
     /// opens or closes (BlueZ re-registers its advertisement: short id and flags).
@@ -98,7 +107,7 @@ public final class MeshService: Sendable {
 
     /// Every delivery from now on, until the stream is dropped or the mesh stops.
     public func deliveries() -> AsyncStream<MeshDelivery> {
-        let (stream, continuation) = AsyncStream<MeshDelivery>.makeStream(bufferingPolicy: .bufferingNewest(1024))
+        let (stream, continuation) = AsyncStream<MeshDelivery>.makeStream(bufferingPolicy: .bufferingNewest(Self.subscriberBuffer))
         let id: UInt64? = core.withLock { core in
             guard !core.stopped else { return nil }
             let id = core.nextSubscriber
@@ -159,6 +168,9 @@ public final class MeshService: Sendable {
 
     // MARK: Status
 
+    /// Counts a delivery dropped above the router (`queueFull`), for `mesh status`.
+    func countDropped(_ name: String) { nodeDrops.withLock { $0[name, default: 0] += 1 } }
+
     public func status() -> MeshStatusView {
         let transportName = transport.name
         var place: (String, String)?
@@ -167,15 +179,18 @@ public final class MeshService: Sendable {
         case .bluez(let adapter): place = ("adapter", (transport as? BlueZTransport)?.adapter ?? adapter ?? "hci0")
         case .off: place = nil
         }
+        let drops = nodeDrops.withLock { $0 }
         return core.withLock { core in
             let router = core.router
+            var counters = router.counters
+            for (name, count) in drops { counters.dropped[name, default: 0] += count }
             let roles = transport as? any LinkRoleReporting
             let links = router.linkStatus.map { link in
-                MeshStatusView.Link(link: link.link.value, role: roles?.role(of: link.link) ?? transportName, mtu: link.mtu, peers: link.peers)
+                MeshStatusView.Link(link: link.link.value, role: roles?.role(of: link.sendsOn ?? link.link) ?? transportName, mtu: link.mtu, peers: link.peers)
             }
             return MeshStatusView(
                 transport: transportName, place: place, meshID: router.identity.current.id.hex, links: links,
-                storedPackets: router.store.count, storedBytes: router.store.bytes, counters: router.counters)
+                storedPackets: router.store.count, storedBytes: router.store.bytes, counters: counters)
         }
     }
 
@@ -191,6 +206,8 @@ public final class MeshService: Sendable {
                     let now = Self.now()
                     switch event {
                     case .linkUp(let link, let mtu): core.router.linkUp(link, mtu: min(mtu, self.setup.mtu ?? mtu), now: now)
+                    case .receiveLinkUp(let link, let mtu, let air):
+                        core.router.linkUp(link, mtu: min(mtu, self.setup.mtu ?? mtu), sendsOn: air, now: now)
                     case .linkDown(let link): core.router.linkDown(link)
                     case .frame(let link, let frame): _ = core.router.receive(frame, on: link, now: now, actions: &actions)
                     }
@@ -232,7 +249,9 @@ public final class MeshService: Sendable {
                 }
             case .deliver(let delivery):
                 let subscribers = core.withLock { Array($0.subscribers.values) }
-                for subscriber in subscribers { subscriber.yield(delivery) }
+                for subscriber in subscribers {
+                    if case .dropped = subscriber.yield(delivery) { countDropped(Self.queueFull) }
+                }
             }
         }
     }

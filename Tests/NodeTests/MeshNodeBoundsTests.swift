@@ -1,0 +1,210 @@
+import Foundation
+import Logging
+import MLS
+import Marmot
+import Nostr
+import Store
+import Synchronization
+import TestSupport
+import XCTest
+@_spi(StoreAccess) @testable import Node
+
+/// Issue 19, the node's side of the mesh: what a stranger within radio range can make the node
+/// publish, queue or admit. No relay runs: every home names an address nothing listens on, so
+/// relay waits fail at once and groups work offline, as on the mesh.
+final class MeshNodeBoundsTests: XCTestCase {
+    var homes: [URL] = []
+    var nodes: [BurrowNode] = []
+    let timeout: Duration = .seconds(1)
+    var rng = SystemRandomNumberGenerator()
+    /// Nothing listens on port 9 (discard): a connection is refused at once.
+    let deadRelay = "ws://127.0.0.1:9"
+
+    override func tearDown() async throws {
+        for node in nodes {
+            await node.closeConnections()
+            node.close()
+        }
+        for home in homes { try? FileManager.default.removeItem(at: home) }
+    }
+
+    func node() throws -> BurrowNode {
+        let home = try makeShortHome()
+        homes.append(home)
+        try FileManager.default.removeItem(at: home)
+        let node = try BurrowNode.initialize(home: home, passphrase: Array("mesh bounds".utf8), kdfMemoryMiB: 8, importing: nil)
+        nodes.append(node)
+        try node.addRelays([deadRelay])
+        return node
+    }
+
+    /// Alice's group, made offline; Bob admitted through the nearby path and joined.
+    func family() async throws -> (alice: BurrowNode, bob: BurrowNode, id: MLSGroupID) {
+        let alice = try node(), bob = try node()
+        let view = try await alice.createGroup(name: "Family", description: "", invitees: [], admins: [], timeout: timeout)
+        let id = try alice.groupID(view.mlsGroupID)
+        let keyPackage = try bob.stageKeyPackage().keyPackage
+        let request = JoinRequest(groupID: id.hex, pubkey: bob.publicKey, keyPackage: keyPackage, name: nil)
+        let (wrap, _) = try await alice.admitNearby(request, to: id, openedAt: BurrowNode.now() - 5, timeout: timeout)
+        var report = SyncReport()
+        bob.handleGiftWrap(wrap, report: &report)
+        let invite = try XCTUnwrap(try bob.invites().first, "\(report.errors)")
+        _ = try await bob.acceptInvite(invite.id, timeout: timeout, relaysRequired: false)
+        return (alice, bob, id)
+    }
+
+    // MARK: Finding 9: bridge to relays only what the pipeline accepted
+
+    /// Anyone nearby can sign a kind-445 with our group's `h` tag: it must not make us publish
+    /// it to our relays. A group event the pipeline applied is bridged.
+    func testOnlyAcceptedGroupEventsAreBridgedToRelays() async throws {
+        let (alice, bob, id) = try await family()
+        let nostrID = try bob.group(id.hex).nostrGroupID
+        let junk = try Event.sign(kind: MarmotKind.groupEvent, content: StrictBase64Probe.valid(200),
+                                  tags: [["h", nostrID], ["encoding", "base64"]], createdAt: BurrowNode.now() + 5,
+                                  keys: Keys.generate(using: &rng), rng: &rng)
+        let (junkReport, _) = await bob.handleMeshEvent(junk, timeout: timeout)
+        XCTAssertEqual(junkReport.messages, 0)
+        XCTAssertFalse(junkReport.applied.contains(junk.id), "the pipeline did not apply it")
+        XCTAssertEqual(bob.meshBridge.started, 0, "a refused event is not passed on to the relays")
+
+        let staged = try alice.stageMessage(id) { try InnerEvent.chat("over the mesh", author: alice.publicKey, createdAt: $0) }
+        let (report, _) = await bob.handleMeshEvent(staged.event, timeout: timeout)
+        XCTAssertEqual(report.messages, 1, "\(report.errors)")
+        XCTAssertEqual(bob.meshBridge.started, 1, "an applied group event of ours is bridged")
+        // The same event again (a replay): already processed, not bridged twice.
+        _ = await bob.handleMeshEvent(staged.event, timeout: timeout)
+        XCTAssertEqual(bob.meshBridge.started, 1)
+    }
+
+    /// At most `MeshBridge.maxConcurrent` publishes run at once; the rest are refused and
+    /// counted, and a slot frees when a publish ends.
+    func testBridgePublishesAreBounded() async throws {
+        let bridge = MeshBridge()
+        let released = Mutex(0)
+        // Each publish waits until the test lets it end.
+        let waiters = (0..<MeshBridge.maxConcurrent).map { _ in AsyncStream<Void>.makeStream() }
+        for (index, waiter) in waiters.enumerated() {
+            XCTAssertTrue(bridge.launch {
+                for await _ in waiter.stream { break }
+                released.withLock { $0 += 1 }
+            }, "publish \(index) starts")
+        }
+        XCTAssertFalse(bridge.launch {}, "no slot left")
+        XCTAssertEqual(bridge.refused, 1)
+        XCTAssertEqual(bridge.running, MeshBridge.maxConcurrent)
+        waiters[0].continuation.yield()
+        let deadline = ContinuousClock.now + .seconds(5)
+        while bridge.running == MeshBridge.maxConcurrent, ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(10)) }
+        XCTAssertEqual(bridge.running, MeshBridge.maxConcurrent - 1)
+        XCTAssertEqual(released.withLock { $0 }, 1)
+        XCTAssertTrue(bridge.launch {}, "a freed slot takes the next publish")
+        for waiter in waiters { waiter.continuation.finish() }
+    }
+
+    // MARK: Finding 9: run's mesh inbox is bounded and its drops are counted
+
+    /// `run` holds at most `capacity` deliveries; the rest are dropped and counted, and the
+    /// consumer is woken once per batch, never missing one.
+    func testMeshInboxIsBoundedAndWakesOncePerBatch() {
+        let inbox = MeshInbox<Int>(capacity: 3)
+        XCTAssertEqual(inbox.push(1), .wake)
+        XCTAssertEqual(inbox.push(2), .queued)
+        XCTAssertEqual(inbox.push(3), .queued)
+        XCTAssertEqual(inbox.push(4), .dropped)
+        XCTAssertEqual(inbox.dropped, 1)
+        XCTAssertEqual(inbox.take(), 1)
+        XCTAssertEqual(inbox.push(5), .queued, "the consumer is still draining")
+        XCTAssertEqual([inbox.take(), inbox.take(), inbox.take()], [2, 3, 5])
+        XCTAssertNil(inbox.take())
+        XCTAssertEqual(inbox.push(6), .wake, "drained: the next delivery wakes it again")
+        XCTAssertEqual(BurrowNode.meshInboxCapacity, 256)
+    }
+
+    /// A full queue above the router shows in `mesh status` as `dropped.queue_full`.
+    func testMeshStatusCountsQueueDrops() async throws {
+        let ports = try freeUDPPorts(2)
+        let setup = try MeshSetup.parse(mesh: "udp:\(ports[0]),\(ports[1])")
+        let mesh = try await MeshService.start(setup, dmIdentityKeys: [], logger: Logger(label: "test"))
+        XCTAssertNil(mesh.status().counters.dropped[MeshService.queueFull])
+        mesh.countDropped(MeshService.queueFull)
+        mesh.countDropped(MeshService.queueFull)
+        XCTAssertEqual(mesh.status().counters.dropped["queue_full"], 2)
+        await mesh.stop()
+    }
+
+    /// Loopback UDP ports free right now.
+    func freeUDPPorts(_ count: Int) throws -> [Int] {
+        var ports: [Int] = []
+        var sockets: [Int32] = []
+        defer { sockets.forEach { close($0) } }
+        for _ in 0..<count {
+            let fd = socket(AF_INET, Int32(SOCK_DGRAM.rawValue), 0)
+            guard fd >= 0 else { throw NodeError.internalError("socket") }
+            sockets.append(fd)
+            var address = sockaddr_in()
+            address.sin_family = sa_family_t(AF_INET)
+            address.sin_addr.s_addr = inet_addr("127.0.0.1")
+            address.sin_port = 0
+            var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+            let bound = withUnsafeMutablePointer(to: &address) {
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, length) == 0 && getsockname(fd, $0, &length) == 0 }
+            }
+            guard bound else { throw NodeError.internalError("bind") }
+            ports.append(Int(UInt16(bigEndian: address.sin_port)))
+        }
+        return ports
+    }
+
+    /// Mesh warnings carry an error's kind, not its message (which can name a key).
+    func testErrorKindDropsTheMessage() {
+        XCTAssertEqual(BurrowNode.errorKind(NodeError.invalidInput("npub1abc is already a member")), "NodeError.invalidInput")
+        XCTAssertFalse(BurrowNode.errorKind(MeshNodeError.join(code: "join_refused", message: "npub1abc")).contains("npub1"))
+    }
+
+    // MARK: Finding 10: a nearby join request is bound to the joiner
+
+    /// A code-holder could hand in someone else's KeyPackage, fetched from relays. The mesh
+    /// request carries no signature of its own (mesh.md 10.4), so the inviter takes only a
+    /// KeyPackage made for this invite: signed by `pubkey` (credential and event) and created
+    /// after the invite opened (less clock skew). An older one is refused, typed.
+    func testNearbyJoinRefusesAKeyPackageOlderThanTheInvite() async throws {
+        let alice = try node(), bob = try node()
+        let view = try await alice.createGroup(name: "Family", description: "", invitees: [], admins: [], timeout: timeout)
+        let id = try alice.groupID(view.mlsGroupID)
+        let opened = BurrowNode.now()
+        // Bob's KeyPackage as relays would hold it: published an hour before the invite.
+        let published = try bob.stageKeyPackage(now: opened - 3600).keyPackage
+        let replayed = JoinRequest(groupID: id.hex, pubkey: bob.publicKey, keyPackage: published, name: nil)
+        do {
+            _ = try await alice.admitNearby(replayed, to: id, openedAt: opened, timeout: timeout)
+            XCTFail("a KeyPackage older than the invite was admitted")
+        } catch let refusal as NearbyRefusal {
+            XCTAssertEqual(refusal.code, .keyPackageInvalid)
+            XCTAssertEqual(refusal.reason, .notMadeForThisInvite)
+        }
+        XCTAssertFalse(try alice.group(id.hex).members.contains(bob.publicKey.hex), "nobody was added")
+
+        // One made for the invite (as `join nearby` stages it) is admitted.
+        let fresh = try bob.stageKeyPackage().keyPackage
+        let request = JoinRequest(groupID: id.hex, pubkey: bob.publicKey, keyPackage: fresh, name: nil)
+        let (_, added) = try await alice.admitNearby(request, to: id, openedAt: opened, timeout: timeout)
+        XCTAssertTrue(added.members.contains(bob.publicKey.hex))
+    }
+
+    // MARK: Finding 11: no key in errors and warnings
+
+    /// `no_route` names no key: the user knows whom they wrote to, a log or a screenshot need not.
+    func testNoRouteNamesNoKey() async throws {
+        let alice = try node(), bob = try node()
+        do {
+            _ = try await alice.sendDM(to: bob.publicKey.npub, text: "hi", via: .mesh, timeout: timeout)
+            XCTFail("no mesh runs here")
+        } catch let error as NodeError {
+            guard case .noRoute(let message) = error else { return XCTFail("\(error)") }
+            XCTAssertFalse(message.contains("npub1"), message)
+            XCTAssertFalse(message.contains(bob.publicKey.hex), message)
+            XCTAssertFalse(message.contains(String(bob.publicKey.npub.dropFirst(5).prefix(12))), message)
+        }
+    }
+}
