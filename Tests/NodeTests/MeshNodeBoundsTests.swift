@@ -45,7 +45,7 @@ final class MeshNodeBoundsTests: XCTestCase {
         let id = try alice.groupID(view.mlsGroupID)
         let keyPackage = try bob.stageKeyPackage().keyPackage
         let request = JoinRequest(groupID: id.hex, pubkey: bob.publicKey, keyPackage: keyPackage, name: nil)
-        let (wrap, _) = try await alice.admitNearby(request, to: id, openedAt: BurrowNode.now() - 5, timeout: timeout)
+        let (wrap, _) = try await alice.admitNearby(request, to: id, timeout: timeout)
         var report = SyncReport()
         bob.handleGiftWrap(wrap, report: &report)
         let invite = try XCTUnwrap(try bob.invites().first, "\(report.errors)")
@@ -168,27 +168,26 @@ final class MeshNodeBoundsTests: XCTestCase {
     /// request carries no signature of its own (mesh.md 10.4), so the inviter takes only a
     /// KeyPackage made for this invite: signed by `pubkey` (credential and event) and created
     /// after the invite opened (less clock skew). An older one is refused, typed.
-    func testNearbyJoinRefusesAKeyPackageOlderThanTheInvite() async throws {
-        let alice = try node(), bob = try node()
+    /// 10.5: the KeyPackage must be a valid one by the request's `pubkey`; a code-holder naming
+    /// someone else with its own KeyPackage (or the reverse) adds nobody.
+    func testNearbyJoinRefusesAKeyPackageThatIsNotTheRequesters() async throws {
+        let alice = try node(), bob = try node(), carol = try node()
         let view = try await alice.createGroup(name: "Family", description: "", invitees: [], admins: [], timeout: timeout)
         let id = try alice.groupID(view.mlsGroupID)
-        let opened = BurrowNode.now()
-        // Bob's KeyPackage as relays would hold it: published an hour before the invite.
-        let published = try bob.stageKeyPackage(now: opened - 3600).keyPackage
-        let replayed = JoinRequest(groupID: id.hex, pubkey: bob.publicKey, keyPackage: published, name: nil)
+        let bobs = try bob.stageKeyPackage().keyPackage
+        let claimed = JoinRequest(groupID: id.hex, pubkey: carol.publicKey, keyPackage: bobs, name: nil)
         do {
-            _ = try await alice.admitNearby(replayed, to: id, openedAt: opened, timeout: timeout)
-            XCTFail("a KeyPackage older than the invite was admitted")
+            _ = try await alice.admitNearby(claimed, to: id, timeout: timeout)
+            XCTFail("a KeyPackage of another key was admitted")
         } catch let refusal as NearbyRefusal {
             XCTAssertEqual(refusal.code, .keyPackageInvalid)
-            XCTAssertEqual(refusal.reason, .notMadeForThisInvite)
+            XCTAssertEqual(refusal.reason, .notTheRequestersKeyPackage)
         }
-        XCTAssertFalse(try alice.group(id.hex).members.contains(bob.publicKey.hex), "nobody was added")
+        let members = try alice.group(id.hex).members
+        XCTAssertFalse(members.contains(bob.publicKey.hex) || members.contains(carol.publicKey.hex), "nobody was added")
 
-        // One made for the invite (as `join nearby` stages it) is admitted.
-        let fresh = try bob.stageKeyPackage().keyPackage
-        let request = JoinRequest(groupID: id.hex, pubkey: bob.publicKey, keyPackage: fresh, name: nil)
-        let (_, added) = try await alice.admitNearby(request, to: id, openedAt: opened, timeout: timeout)
+        let request = JoinRequest(groupID: id.hex, pubkey: bob.publicKey, keyPackage: bobs, name: nil)
+        let (_, added) = try await alice.admitNearby(request, to: id, timeout: timeout)
         XCTAssertTrue(added.members.contains(bob.publicKey.hex))
     }
 

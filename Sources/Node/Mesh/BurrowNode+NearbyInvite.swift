@@ -59,10 +59,6 @@ extension MeshService {
 /// the mesh, and the Marmot add when a request opens under the code.
 extension BurrowNode {
     public static let nearbyExpiryRange = 60...900
-    /// How long before the invite opened (seconds, by its `created_at`) a joiner's KeyPackage may
-    /// have been made: the mesh's own tolerance for a sender's clock (a live packet may be 120 s
-    /// old, mesh.md 3.1). The joiner makes its KeyPackage after it hears the beacon.
-    static let nearbyKeyPackageSkew: Int64 = 120
 
     /// Opens a nearby invite to GROUP for `expiresIn` seconds and runs it to its end: someone
     /// joined (`NearbyJoined`), or the invite closed (`MeshNodeError.join` with the reason).
@@ -127,7 +123,7 @@ extension BurrowNode {
                     progress(.attempt(peer: peer.hex, attemptsLeft: Int(left), result: result))
                 case .joinRequest(let request, let peer):
                     do {
-                        let (wrap, view) = try await NodeMailbox.exclusively { try await self.admitNearby(request, to: id, openedAt: Int64(clamping: started / 1000), timeout: timeout) }
+                        let (wrap, view) = try await NodeMailbox.exclusively { try await self.admitNearby(request, to: id, timeout: timeout) }
                         admitted = (request.pubkey, request.name, view)
                         queue += host.welcome(giftWrap: Array(wrap.jsonString.utf8), to: peer, now: MeshService.now())
                     } catch let refusal as NearbyRefusal {
@@ -156,7 +152,7 @@ extension BurrowNode {
     /// Checks a request that opened under the code and adds its KeyPackage (10.5): online the
     /// commit is acknowledged by a relay before the welcome leaves; offline it is merged, queued
     /// for the relays and carried by the mesh. Returns the welcome's gift wrap.
-    func admitNearby(_ request: JoinRequest, to id: MLSGroupID, openedAt: Int64, timeout: Duration) async throws -> (Event, GroupView) {
+    func admitNearby(_ request: JoinRequest, to id: MLSGroupID, timeout: Duration) async throws -> (Event, GroupView) {
         guard request.groupID == id.hex else { throw NearbyRefusal(.otherGroup) }
         let verified: VerifiedKeyPackageEvent
         do { verified = try KeyPackageEvent.verify(request.keyPackage, now: Self.now()) } catch {
@@ -165,12 +161,9 @@ extension BurrowNode {
         guard verified.identity == request.pubkey else {
             throw NearbyRefusal(.notTheRequestersKeyPackage)
         }
-        // The mesh request is sealed under the code, not signed by `pubkey` (10.4): a code-holder
-        // could hand in someone else's KeyPackage copied from a relay. `join nearby` makes one for
-        // the invite it chose, so one older than the invite is not this joiner's to give.
-        guard request.keyPackage.createdAt >= openedAt - Self.nearbyKeyPackageSkew else {
-            throw NearbyRefusal(.notMadeForThisInvite)
-        }
+        // 10.5 asks no more: the request is sealed under the code, not signed by `pubkey`, so a
+        // code-holder could hand in someone else's valid KeyPackage (Docs/mesh-core.md: binding
+        // it needs a change to 10.4; a freshness rule would refuse spec-conformant joiners).
         let current = try store.transaction { try loadGroup(mlsGroupID: id, in: $0) }
         guard current.group.isAdmin(publicKey) else { throw NearbyRefusal(.notAdmin) }
         guard !current.group.members.contains(request.pubkey) else {

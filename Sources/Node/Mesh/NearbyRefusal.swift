@@ -11,9 +11,6 @@ struct NearbyRefusal: Error, Equatable {
         case keyPackageInvalid
         /// The KeyPackage's MLS credential is not the request's `pubkey`.
         case notTheRequestersKeyPackage
-        /// The KeyPackage was created before the invite opened (less clock skew): not made
-        /// for this exchange, so possibly someone else's, copied from a relay by a code-holder.
-        case notMadeForThisInvite
         /// We no longer administer the group.
         case notAdmin
         /// The requester is a member already.
@@ -30,7 +27,6 @@ struct NearbyRefusal: Error, Equatable {
             case .otherGroup: return "the request names another group"
             case .keyPackageInvalid: return "the KeyPackage is not valid"
             case .notTheRequestersKeyPackage: return "the KeyPackage is not the requester's"
-            case .notMadeForThisInvite: return "the KeyPackage predates the invite"
             case .notAdmin: return "we no longer administer the group"
             case .alreadyMember: return "the requester is already a member"
             case .welcomeTooLarge: return "the welcome is too large for the mesh"
@@ -48,7 +44,7 @@ struct NearbyRefusal: Error, Equatable {
     var code: JoinErrorCode {
         switch reason {
         case .otherGroup, .notAdmin, .alreadyMember: return .joinRefused
-        case .keyPackageInvalid, .notTheRequestersKeyPackage, .notMadeForThisInvite: return .keyPackageInvalid
+        case .keyPackageInvalid, .notTheRequestersKeyPackage: return .keyPackageInvalid
         case .welcomeTooLarge: return .welcomeTooLarge
         case .noWelcome, .relaysRefused: return .joinFailed
         }
