@@ -28,15 +28,23 @@ extension BurrowNode {
     /// Group events relays gave us within this many seconds are passed on to the mesh.
     static let meshBridgeWindow: Int64 = 3600
 
-    /// Mesh deliveries `run` holds while its loop is busy (`MeshInbox`); more are dropped and
+    /// Mesh deliveries `run` holds while its loop is busy (`LiveInbox`); more are dropped and
     /// counted (`mesh status`: `dropped.queue_full`). The loop takes one per mailbox job, a few
     /// milliseconds each, while the radio's link budgets (7.4) let in at most a few hundred
     /// packets a second per link: 256 rides out seconds of backlog, and as a carried event is
     /// ≤ 64 KiB, holds at most 16 MiB.
     static let meshInboxCapacity = 256
 
+    /// Relay events `run` holds while its loop is busy: beyond, they are dropped and counted,
+    /// and the next tick runs a catch-up sync that fetches them again (issue 19: a flood of
+    /// gift wraps must not grow the queue without bound). 1,024 events of at most 64 KiB (the
+    /// pool's frame limit) hold at most 64 MiB; gift wraps are taken in batches of 256.
+    static let relayInboxCapacity = 1_024
+    static let giftWrapBatch = 256
+
     private enum LiveInput: Sendable {
-        case event(Event)
+        /// Relay events wait in their inbox.
+        case relay
         /// Mesh deliveries wait in the inbox.
         case mesh
         case tick
@@ -62,6 +70,8 @@ extension BurrowNode {
                 continuation.yield(.tick)
             }
         }
+        let relayInbox = LiveInbox<Event>(capacity: Self.relayInboxCapacity)
+        var relayDropsCaughtUp = 0
         var subscription: (key: String, pool: RelayPool, task: Task<Void, Never>)?
         var lastUpkeep = ContinuousClock.now - options.maintenanceInterval
 
@@ -79,7 +89,11 @@ extension BurrowNode {
             let stream = pool.subscribe(filters)
             let task = Task {
                 for await item in stream {
-                    if case .event(let event, _) = item { continuation.yield(.event(event)) }
+                    guard case .event(let event, _) = item else { continue }
+                    switch relayInbox.push(event) {
+                    case .wake: continuation.yield(.relay)
+                    case .queued, .dropped: break
+                    }
                 }
             }
             subscription = (key, pool, task)
@@ -87,7 +101,7 @@ extension BurrowNode {
 
         // Mesh deliveries (events, DM frames) wait in a bounded inbox; the loop is woken once
         // per batch through the same queue as the relays' events.
-        let meshInbox = MeshInbox<MeshDelivery>(capacity: Self.meshInboxCapacity)
+        let meshInbox = LiveInbox<MeshDelivery>(capacity: Self.meshInboxCapacity)
         let meshReader = mesh.map { mesh in
             Task {
                 for await delivery in mesh.deliveries() {
@@ -116,14 +130,32 @@ extension BurrowNode {
         for await input in inputs {
             if Task.isCancelled { break }
             switch input {
-            case .event(let event):
-                let (report, resubscribe) = try await mailbox.run { await self.handleLive(event, timeout: options.timeout) }
-                report.updates.forEach(emit)
-                // Our groups' events from relays within the hour go on to the mesh (8.4).
-                if event.kind == MarmotKind.groupEvent, event.createdAt >= Self.now() - Self.meshBridgeWindow {
-                    await carryOnMesh(event)
+            case .relay:
+                var wraps: [Event] = []
+                func handleWraps() async throws {
+                    guard !wraps.isEmpty else { return }
+                    let batch = wraps
+                    wraps = []
+                    let report = try await mailbox.run { await self.handleLiveGiftWraps(batch, timeout: options.timeout) }
+                    report.updates.forEach(emit)
                 }
-                if resubscribe { try await refreshSubscription() }
+                while let event = relayInbox.take() {
+                    if Task.isCancelled { break }
+                    if event.kind == Kind.giftWrap {
+                        wraps.append(event)
+                        if wraps.count >= Self.giftWrapBatch { try await handleWraps() }
+                        continue
+                    }
+                    try await handleWraps()
+                    let (report, resubscribe) = try await mailbox.run { await self.handleLive(event, timeout: options.timeout) }
+                    report.updates.forEach(emit)
+                    // Our groups' events from relays within the hour go on to the mesh (8.4).
+                    if event.kind == MarmotKind.groupEvent, event.createdAt >= Self.now() - Self.meshBridgeWindow {
+                        await carryOnMesh(event)
+                    }
+                    if resubscribe { try await refreshSubscription() }
+                }
+                try await handleWraps()
             case .mesh:
                 while let delivery = meshInbox.take() {
                     if Task.isCancelled { break }
@@ -132,6 +164,15 @@ extension BurrowNode {
                     if resubscribe { try await refreshSubscription() }
                 }
             case .tick:
+                // Relay events dropped while the loop was behind are fetched again.
+                let dropped = relayInbox.dropped
+                if dropped > relayDropsCaughtUp {
+                    relayDropsCaughtUp = dropped
+                    logger.warning("relay events dropped while busy; catching up", metadata: ["dropped": "\(dropped)"])
+                    if let report = try? await mailbox.run({ try await self.sync(timeout: options.timeout) }) {
+                        report.updates.forEach(emit)
+                    }
+                }
                 try await refreshSubscription()
                 if ContinuousClock.now - lastUpkeep >= options.maintenanceInterval {
                     lastUpkeep = ContinuousClock.now

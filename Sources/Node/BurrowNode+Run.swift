@@ -39,16 +39,7 @@ extension BurrowNode {
         var resubscribe = false
         switch event.kind {
         case Kind.giftWrap:
-            handleGiftWrap(event, report: &report)
-            // Replies (handshakes, acks), the receipt and queued messages leave at once.
-            var received: [DMView] = []
-            for case .dm(let message) in report.updates { received.append(message) }
-            do { try sendReceipts(for: received) } catch {
-                logger.warning("DM receipts not queued", metadata: ["error": "\(Self.describe(error))"])
-            }
-            await flushDMOutbox(timeout: timeout)
-            await deleteSettledWraps(report.settledWraps, timeout: timeout)
-            report.settledWraps = []
+            report = await handleLiveGiftWraps([event], timeout: timeout)
         case MarmotKind.groupEvent:
             // A commit of ours whose OK was lost is settled first: the relays may hold it.
             await recoverPendingCommits(timeout: timeout)
@@ -61,6 +52,23 @@ extension BurrowNode {
             break
         }
         return (report, resubscribe)
+    }
+
+    /// Live gift wraps, one batch per mailbox job: each is processed, then the replies
+    /// (handshakes, acks), one receipt per contact and queued messages leave at once, and the
+    /// batch's wraps are deleted from our mailbox in one request.
+    func handleLiveGiftWraps(_ events: [Event], timeout: Duration) async -> SyncReport {
+        var report = SyncReport()
+        for event in events { handleGiftWrap(event, report: &report) }
+        var received: [DMView] = []
+        for case .dm(let message) in report.updates { received.append(message) }
+        do { try sendReceipts(for: received) } catch {
+            logger.warning("DM receipts not queued", metadata: ["error": "\(Self.describe(error))"])
+        }
+        await flushDMOutbox(timeout: timeout)
+        await deleteSettledWraps(report.settledWraps, timeout: timeout)
+        report.settledWraps = []
+        return report
     }
 
     /// Periodic upkeep: a fresh KeyPackage when ours is consumed, missing or near its end, a

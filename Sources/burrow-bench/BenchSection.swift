@@ -12,7 +12,7 @@ protocol BenchSection: Sendable {
 }
 
 enum BenchSections {
-    static let all: [BenchSection] = [NostrBench(), MLSBench(), MarmotBench(), PigeonBench(), RelayLoadBench(), MeshBench()]
+    static let all: [BenchSection] = [NostrBench(), MLSBench(), MarmotBench(), PigeonBench(), RelayLoadBench(), MeshBench(), StrangerBench()]
 }
 
 /// What a section produced: a table, notes printed under it, and problems (a missing peer, a

@@ -12,7 +12,8 @@ final class StrangerPeer {
     private var keys = SystemKeySource()
     let pool: RelayPool
 
-    init(nickname: String, relay: String, cardCreatedAt: UInt64 = UInt64(Date().timeIntervalSince1970 * 1000)) throws {
+    /// `pool`: a publisher shared by many strangers (a flood), else one of its own.
+    init(nickname: String, relay: String, cardCreatedAt: UInt64 = UInt64(Date().timeIntervalSince1970 * 1000), pool: RelayPool? = nil) throws {
         var rng = SystemRandomNumberGenerator()
         nostr = Keys.generate(using: &rng)
         let identity = Ed25519PrivateKey.generate(), staticKey = X25519PrivateKey.generate()
@@ -20,7 +21,7 @@ final class StrangerPeer {
                                          auxRand: (0..<32).map { _ in UInt8.random(in: 0...255) }, createdAt: cardCreatedAt,
                                          nickname: nickname, relays: [relay])
         state = PigeonState(local: try LocalIdentity(identityKey: identity, staticKey: staticKey, card: card))
-        pool = try RelayPool(urls: [relay], authKeys: nostr)
+        self.pool = try pool ?? RelayPool(urls: [relay], authKeys: nostr)
     }
 
     var card: ContactCard { state.local.card }

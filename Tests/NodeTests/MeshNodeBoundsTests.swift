@@ -107,7 +107,7 @@ final class MeshNodeBoundsTests: XCTestCase {
     /// `run` holds at most `capacity` deliveries; the rest are dropped and counted, and the
     /// consumer is woken once per batch, never missing one.
     func testMeshInboxIsBoundedAndWakesOncePerBatch() {
-        let inbox = MeshInbox<Int>(capacity: 3)
+        let inbox = LiveInbox<Int>(capacity: 3)
         XCTAssertEqual(inbox.push(1), .wake)
         XCTAssertEqual(inbox.push(2), .queued)
         XCTAssertEqual(inbox.push(3), .queued)

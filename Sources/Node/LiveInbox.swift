@@ -1,14 +1,16 @@
 import Synchronization
 
-/// `burrow run`'s queue of mesh deliveries waiting for a mailbox turn, bounded: what arrives
-/// over the radio is paced by whoever is in range, and the live loop may be busy (a relay
-/// wait, a nearby invite's commit). A delivery that finds it full is dropped and the caller
-/// counts it (`mesh status`: `dropped.queue_full`); the mesh's sync fetches stored packets again.
+/// One of `burrow run`'s bounded queues of input waiting for a mailbox turn: mesh deliveries
+/// (paced by whoever is in range) and relay events (paced by the relays and whoever writes to
+/// them). The live loop may be busy (a relay wait, a nearby invite's commit); an element that
+/// finds the inbox full is dropped and counted. A dropped mesh delivery is fetched again by the
+/// mesh's sync (`mesh status`: `dropped.queue_full`); dropped relay events are fetched again by
+/// the catch-up sync the loop runs after any drop.
 ///
 /// The consumer is woken once per batch: `push` answers `.wake` only when no wake-up is
 /// pending, and `take` clears that when it finds the inbox empty, so at most one wake-up is
 /// ever outstanding and none is lost.
-final class MeshInbox<Element: Sendable>: Sendable {
+final class LiveInbox<Element: Sendable>: Sendable {
     enum Push: Equatable {
         /// Queued, and the consumer must be woken.
         case wake
