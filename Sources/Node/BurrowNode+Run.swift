@@ -54,9 +54,9 @@ extension BurrowNode {
         return (report, resubscribe)
     }
 
-    /// Live gift wraps, one batch per mailbox job: each is processed, then the replies
-    /// (handshakes, acks), one receipt per contact and queued messages leave at once, and the
-    /// batch's wraps are deleted from our mailbox in one request.
+    /// Live gift wraps, one batch per mailbox job: each is processed and one receipt per
+    /// contact queued; the replies (handshakes, acks, receipts, queued messages) and the batch's
+    /// mailbox deletion leave at once through `liveSender`, outside the mailbox.
     func handleLiveGiftWraps(_ events: [Event], timeout: Duration) async -> SyncReport {
         var report = SyncReport()
         for event in events { handleGiftWrap(event, report: &report) }
@@ -65,8 +65,7 @@ extension BurrowNode {
         do { try sendReceipts(for: received) } catch {
             logger.warning("DM receipts not queued", metadata: ["error": "\(Self.describe(error))"])
         }
-        await flushDMOutbox(timeout: timeout)
-        await deleteSettledWraps(report.settledWraps, timeout: timeout)
+        liveSender.kick(self, deletions: report.settledWraps, timeout: timeout)
         report.settledWraps = []
         return report
     }

@@ -33,6 +33,8 @@ public final class BurrowNode: Sendable {
     let meshCarriedFrames = Mutex<Set<Int64>>([])
     /// Mesh-received group events being passed on to relays (bounded, `MeshBridge`).
     let meshBridge = MeshBridge()
+    /// `run`'s outbox flushes and mailbox deletions, outside the mailbox.
+    let liveSender = LiveSender()
 
     private struct LiveState {
         /// Live group events that could not be placed yet (`run` retries them as others arrive).

@@ -4,7 +4,7 @@ import Pigeon
 import RelayClient
 import TestSupport
 import XCTest
-@testable import Node
+@_spi(StoreAccess) @testable import Node
 
 /// Issue 19's flood through the real program: `burrow run` on Burrow's own relay and on the UDP
 /// radio while strangers send 1,000 handshake1s from 1,000 fresh keys, the same handshake1 in
@@ -44,13 +44,6 @@ final class CLIStrangerFloodTests: XCTestCase {
         return (relay, url)
     }
 
-    static func residentMiB(_ pid: Int32) -> Int {
-        guard let status = try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8),
-              let line = status.split(separator: "\n").first(where: { $0.hasPrefix("VmRSS:") }),
-              let kib = Int(line.split(separator: " ").dropFirst().first ?? "") else { return 0 }
-        return kib / 1024
-    }
-
     func testAStrangerFloodOnRelayAndRadioLeavesContactsServedAndMemoryBounded() async throws {
         let (relayProcess, relayURL) = try await startRelay()
         defer { relayProcess.stop() }
@@ -72,7 +65,7 @@ final class CLIStrangerFloodTests: XCTestCase {
         let before = try XCTUnwrap(try alice.ok(["dm", "send", "Bob", "before the flood", "--timeout", "20"])["message"] as? [String: Any])
         XCTAssertEqual(before["status"] as? String, "sent")
         _ = try await run.waitForLine(containing: "before the flood", timeout: .seconds(20))
-        let idleMiB = Self.residentMiB(run.pid)
+        let idleMiB = ProcessMemory.residentMiB(run.pid)
 
         // The strangers' wraps, made before the clock starts.
         let publisher = try RelayPool(urls: [relayURL], authKeys: nil)
@@ -100,7 +93,8 @@ final class CLIStrangerFloodTests: XCTestCase {
         let inboxList = try Event.sign(kind: InboxRelayList.kind, content: "", tags: blackholes.map { ["relay", $0.url] },
                                        createdAt: Int64(Date().timeIntervalSince1970), keys: listed.nostr, rng: &rng)
         _ = await publisher.publish(inboxList, timeout: .seconds(10))
-        wraps.append(try listed.wrap(try listed.handshake1(to: bobCard).frame, to: target.nostrKey))
+        // First in line, so Bob answers it while the flood goes on.
+        wraps.insert(try listed.wrap(try listed.handshake1(to: bobCard).frame, to: target.nostrKey), at: 0)
 
         // The flood: wraps as fast as the relay takes them, junk on the radio, memory sampled.
         let started = ContinuousClock.now
@@ -117,12 +111,14 @@ final class CLIStrangerFloodTests: XCTestCase {
             }
             return refused
         }
-        let radioFlood = Task.detached { try MeshJunk.send(from: ports[1], to: ports[0], perSecond: Self.meshFramesPerSecond, seconds: Self.floodSeconds) }
+        let (radioPort, meshPort) = (ports[1], ports[0])
+        let (rate, seconds) = (Self.meshFramesPerSecond, Self.floodSeconds)
+        let radioFlood = Task.detached { try MeshJunk.send(from: radioPort, to: meshPort, perSecond: rate, seconds: seconds) }
         let pid = run.pid
         let sampler = Task.detached { () -> Int in
             var peak = 0
             while !Task.isCancelled {
-                peak = max(peak, Self.residentMiB(pid))
+                peak = max(peak, ProcessMemory.residentMiB(pid))
                 try? await Task.sleep(for: .milliseconds(250))
             }
             return peak
@@ -170,13 +166,24 @@ final class CLIStrangerFloodTests: XCTestCase {
     }
 }
 
+/// A process's resident memory, from /proc.
+enum ProcessMemory {
+    static func residentMiB(_ pid: Int32) -> Int {
+        guard let status = try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8),
+              let line = status.split(separator: "\n").first(where: { $0.hasPrefix("VmRSS:") }),
+              let kib = Int(line.split(separator: " ").dropFirst().first ?? "") else { return 0 }
+        return kib / 1024
+    }
+}
+
 /// A TCP listener on 127.0.0.1 that never reads or answers: a relay that swallows time.
 final class Blackhole: @unchecked Sendable {
     let fd: Int32
     let url: String
 
     init() throws {
-        fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        self.fd = fd
         var address = sockaddr_in()
         address.sin_family = sa_family_t(AF_INET)
         address.sin_addr.s_addr = inet_addr("127.0.0.1")

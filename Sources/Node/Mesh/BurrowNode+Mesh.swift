@@ -87,7 +87,7 @@ extension BurrowNode {
         case .dm:
             // `run` queued the frame as it arrived (`enqueueMeshDM`); it may be stepped already.
             await drainMeshDMs(report: &report)
-            await flushDMOutbox(timeout: timeout)
+            liveSender.kick(self, deletions: [], timeout: timeout)
         case .beacon, .join:
             break
         }
