@@ -35,6 +35,8 @@ public final class BurrowNode: Sendable {
     let meshBridge = MeshBridge()
     /// `run`'s outbox flushes and mailbox deletions, outside the mailbox.
     let liveSender = LiveSender()
+    /// The DM engine's state as last read or written.
+    let pigeonCache = PigeonStateCache()
 
     private struct LiveState {
         /// Live group events that could not be placed yet (`run` retries them as others arrive).

@@ -12,8 +12,29 @@ extension BurrowNode {
 
     // MARK: - The engine in the store
 
-    /// The engine's state, or nil before the first DM use made an identity.
+    /// The engine's state, or nil before the first DM use made an identity. Decoded once and
+    /// kept while the store's version stamp says it is current (`PigeonStateCache`).
     func loadPigeon(_ tx: StoreTransaction) throws -> PigeonState? {
+        let version = try tx.settings.get(Settings.pigeonStateVersion)
+        if let version, let cached = pigeonCache.state(ifVersion: version) { return cached }
+        guard let state = try decodePigeon(tx) else { return nil }
+        if let version {
+            pigeonCache.remember(state, version: version)
+        } else {
+            try stampPigeon(state, tx)
+        }
+        return state
+    }
+
+    /// Writes a new version stamp for `state`, the records just written in `tx`, and keeps it
+    /// in the cache (a rolled-back stamp matches nothing later: it is random).
+    private func stampPigeon(_ state: PigeonState, _ tx: StoreTransaction) throws {
+        let version = PigeonStateCache.newVersion()
+        try tx.settings.set(Settings.pigeonStateVersion, version)
+        pigeonCache.remember(state, version: version)
+    }
+
+    private func decodePigeon(_ tx: StoreTransaction) throws -> PigeonState? {
         var records: [PigeonRecordKey: [UInt8]] = [:]
         for (text, value) in try tx.pigeonRecords.all() {
             guard let key = PigeonRecordKey(storeKey: text) else { throw StoreError.storeCorrupt("an unknown DM record") }
@@ -36,12 +57,15 @@ extension BurrowNode {
         let card = try issueCard(identity: identity, staticKey: staticKey.publicKey, nickname: "", relays: try cardRelays(nil, tx))
         let state = PigeonState(local: try LocalIdentity(identityKey: identity, staticKey: staticKey, card: card))
         for (key, value) in state.records { try tx.pigeonRecords.set(key.description, value) }
+        try stampPigeon(state, tx)
         return state
     }
 
     /// Writes what a transition changed.
     func save<Output>(_ transition: PigeonTransition<Output>, _ tx: StoreTransaction) throws {
+        guard !transition.changes.isEmpty else { return }
         for key in transition.changes { try tx.pigeonRecords.set(key.description, transition.state.record(key)) }
+        try stampPigeon(transition.state, tx)
     }
 
     private func issueCard(identity: Ed25519PrivateKey, staticKey: X25519PublicKey, nickname: String, relays: [String]) throws -> ContactCard {
