@@ -9,7 +9,7 @@ PIP_PACKAGES := mdk-python==0.8.0 nostr-sdk==0.45.1 nostr-relay==1.14 noiseproto
 # Tests run in release with -enable-testing so one build serves tests, the CLI tests and benchmarks.
 SWIFT_RELEASE := -c release -Xswiftc -enable-testing
 
-.PHONY: setup setup-system setup-python build build-tests test bench demo fuzz clean-venv
+.PHONY: setup setup-system setup-python build build-tests test bench demo fuzz soak clean-venv
 
 setup: setup-system setup-python
 
@@ -44,6 +44,11 @@ bench: setup build-tests
 	swift build $(SWIFT_RELEASE) --product burrow-bench
 	swift build $(SWIFT_RELEASE) --product burrow-relay
 	BURROW_VENV=$(VENV) .build/release/burrow-bench | tee bench-results.md
+
+# Soak (not in CI): the race suites SOAK_RUNS times each (default 10) with a fresh BURROW_TEST_SEED
+# per run; failures name the seed that replays them. Writes soak-results.md.
+soak: setup build-tests
+	BURROW_VENV=$(VENV) BURROW_BIN=$(CURDIR)/.build/release/burrow scripts/soak.sh
 
 # Fuzzing (not in CI): the Fuzz/ package links each target in Sources/FuzzTargets with libFuzzer
 # and AddressSanitizer (a second, instrumented build in Fuzz/.build), then runs each target until

@@ -17,7 +17,9 @@ import XCTest
 /// commit at once and must roll back when it lost (then apply a lost rename again on top of the
 /// winner, one more commit everyone follows); the third member must roll back whenever the
 /// loser reached it first.
-final class CommitRaceTests: XCTestCase {
+final class CommitRaceTests: SeededTestCase {
+    override var defaultSeed: UInt64 { 0xB0_5E_ED_05 }
+
     var root: URL!
     /// Burrow's relay and the MDK users' relay.
     var burrowRelay: RelayProcess!
@@ -25,6 +27,7 @@ final class CommitRaceTests: XCTestCase {
     var peers: [MDKPeer] = []
 
     override func setUp() async throws {
+        try await super.setUp()
         root = URL(fileURLWithPath: "/tmp").appendingPathComponent("bw-race-\(UUID().uuidString.prefix(8))")
         try FileManager.default.createDirectory(at: root, withIntermediateDirectories: true)
         try "race passphrase".write(to: root.appendingPathComponent("pass"), atomically: true, encoding: .utf8)
@@ -56,7 +59,7 @@ final class CommitRaceTests: XCTestCase {
     enum Delivery: CaseIterable { case burrowThenMDK, mdkThenBurrow, togetherBurrowFirst, togetherMDKFirst }
 
     func testSameEpochCommitsFromBurrowAndMDKConvergeInAnyDeliveryOrder() async throws {
-        var rng = SplitMix64(seed: 0xB0_5E_ED_05)
+        var rng = SplitMix64(seed: seed)
         let alice = try await mdk("alice"), carol = try await mdk("carol")
         let home = try BurrowHome.create(in: root, name: "burrow", relay: burrowRelay.url,
                                          passphraseFile: root.appendingPathComponent("pass").path)

@@ -8,12 +8,15 @@ import XCTest
 /// on every side. Failpoints are armed through `burrow-failpoint-probe` (the real `burrow`
 /// ignores BURROW_TEST_FAILPOINT); a random kill counts only once the process held the home's
 /// lock (had opened the store).
-final class CrashSafetyTests: XCTestCase {
+final class CrashSafetyTests: SeededTestCase {
+    override var defaultSeed: UInt64 { 0xC2A5_0001 }
+
     var root: URL!
     var relay: RelayProcess!
     var peers: [MDKPeer] = []
 
     override func setUp() async throws {
+        try await super.setUp()
         root = URL(fileURLWithPath: "/tmp").appendingPathComponent("bw-crash-\(UUID().uuidString.prefix(8))")
         try FileManager.default.createDirectory(at: root, withIntermediateDirectories: true)
         try "crash passphrase".write(to: root.appendingPathComponent("pass"), atomically: true, encoding: .utf8)
@@ -44,6 +47,7 @@ final class CrashSafetyTests: XCTestCase {
         try home.acceptInvites()
         _ = try await bob.sync()
 
+        var rng = SplitMix64(seed: seed)
         var crashes = 0
         var killedBeforeTheStore = 0
         var fired: [String: Int] = [:]
@@ -67,7 +71,7 @@ final class CrashSafetyTests: XCTestCase {
         func kill(_ args: [String]) async throws {
             let process = try PeerProcess(executable: BurrowProcess.binary, arguments: args + [
                 "--home", home.path, "--passphrase-file", home.passphraseFile, "--json", "--timeout", "5"])
-            try await Task.sleep(for: .milliseconds(Int.random(in: 0...400)))
+            try await Task.sleep(for: .milliseconds(Int.random(in: 0...400, using: &rng)))
             if process.isRunning {
                 // Only a process that had opened the store could have left anything half done.
                 if home.isLockHeld { crashes += 1 } else { killedBeforeTheStore += 1 }
@@ -85,9 +89,12 @@ final class CrashSafetyTests: XCTestCase {
             let ours = try home.group(gid)
             let aliceState = try await alice.group(gid)
             let bobState = try await bob.group(gid)
-            XCTAssertEqual(ours["epoch"] as? Int, aliceState.epoch, label)
-            XCTAssertEqual(aliceState.epoch, bobState.epoch, label)
-            XCTAssertEqual(ours["name"] as? String, aliceState.name, label)
+            if ours["epoch"] as? Int != aliceState.epoch || aliceState.epoch != bobState.epoch || ours["name"] as? String != aliceState.name {
+                let evidence = await RaceEvidence.collect(label: label, home: home, passphrase: "crash passphrase", group: gid,
+                                                          peers: [("alice", alice), ("bob", bob)])
+                let path = keepArtifact("converge-\(label.replacingOccurrences(of: " ", with: "-")).md", evidence)
+                XCTFail("\(label): Burrow epoch \(ours["epoch"] ?? "?"), alice \(aliceState.epoch), bob \(bobState.epoch); evidence in \(path)")
+            }
         }
 
         // Each command template ("#" becomes the round number) and the failpoint to die at.
@@ -151,9 +158,15 @@ final class CrashSafetyTests: XCTestCase {
         for text in theirTexts { XCTAssertEqual(storedTexts.filter { $0 == text }.count, 1, text) }
         let ourStored = Set(stored.filter { $0["sender"] as? String == me }.compactMap { $0["text"] as? String })
         XCTAssertTrue(ourStored.isSubset(of: ourTexts))
-        for peer in [alice, bob] {
+        for (name, peer) in [("alice", alice), ("bob", bob)] {
             let seen = try await peer.messages(group: gid).filter { $0.sender == me && $0.kind == 9 }.map(\.content)
-            XCTAssertEqual(Set(seen), ourStored, "what MDK has from Burrow is what Burrow stored")
+            if Set(seen) != ourStored {
+                let evidence = await RaceEvidence.collect(label: "messages at \(name)", home: home, passphrase: "crash passphrase", group: gid,
+                                                          peers: [("alice", alice), ("bob", bob)])
+                let path = keepArtifact("messages-\(name).md", evidence + "\n\nonly at \(name): \(Set(seen).subtracting(ourStored).sorted())"
+                                        + "\nonly at Burrow: \(ourStored.subtracting(seen).sorted())")
+                XCTFail("what \(name) has from Burrow is not what Burrow stored; evidence in \(path)")
+            }
             XCTAssertEqual(seen.count, Set(seen).count, "no message doubled")
         }
     }

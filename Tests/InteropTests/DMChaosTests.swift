@@ -8,16 +8,19 @@ import XCTest
 /// proxy, which drops 20% of the events it delivers, delays and reorders a third of them and
 /// duplicates some. Every message arrives exactly once, in its conversation, in order of
 /// sending once sorted; frames overtaking each other exercise the ratchet's skipped keys.
-final class DMChaosTests: XCTestCase {
+final class DMChaosTests: SeededTestCase {
+    override var defaultSeed: UInt64 { 13 }
+
     var relay: RelayProcess!
     var chaos: ChaosRelay!
     var homes: [URL] = []
     var nodes: [BurrowNode] = []
 
     override func setUp() async throws {
+        try await super.setUp()
         relay = try await RelayProcess.start(RelayProcess.Options(notesPerMinute: 1_000_000))
         chaos = try await ChaosRelay.start(upstream: relay.url, options: ChaosRelay.Options(
-            seed: 13, drop: 0.2, duplicate: 0.1, delay: 0.33, maxDelayMilliseconds: 150))
+            seed: Int(truncatingIfNeeded: seed % 1_000_000), drop: 0.2, duplicate: 0.1, delay: 0.33, maxDelayMilliseconds: 150))
     }
 
     override func tearDown() async throws {

@@ -58,7 +58,7 @@ public enum BurrowProcess {
         process.standardOutput = out
         process.standardError = err
         process.standardInput = input
-        try process.run()
+        try PeerProcess.withSignalsUnblocked { try process.run() }
         if let stdin { input.fileHandleForWriting.write(Data(stdin.utf8)) }
         try? input.fileHandleForWriting.close()
         let outData = Collector(out.fileHandleForReading), errData = Collector(err.fileHandleForReading)

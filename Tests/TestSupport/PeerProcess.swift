@@ -66,13 +66,24 @@ public final class PeerProcess: @unchecked Sendable {
             self.lock.unlock()
         }
         do {
-            try process.run()
+            try Self.withSignalsUnblocked { try process.run() }
         } catch {
             throw Failure.launchFailed("\(executable.path): \(error)")
         }
     }
 
     deinit { stop() }
+
+    /// Runs `body` (a spawn) with no signal blocked in this thread: a child inherits the
+    /// spawning thread's mask, and the test runner's Dispatch threads block nearly every signal,
+    /// so children started from them ignored `stop()`'s SIGTERM until the SIGKILL 3 s later.
+    public static func withSignalsUnblocked<T>(_ body: () throws -> T) rethrows -> T {
+        var none = sigset_t(), previous = sigset_t()
+        sigemptyset(&none)
+        pthread_sigmask(SIG_SETMASK, &none, &previous)
+        defer { pthread_sigmask(SIG_SETMASK, &previous, nil) }
+        return try body()
+    }
 
     private func appendStdout(_ data: Data) {
         guard !data.isEmpty else { return }

@@ -116,7 +116,7 @@ public final class PythonPeer: @unchecked Sendable {
         process.standardOutput = stdoutPipe
         process.standardError = stderrPipe
         do {
-            try process.run()
+            try PeerProcess.withSignalsUnblocked { try process.run() }
         } catch {
             throw PeerError.launchFailed(reason: "\(error)")
         }
