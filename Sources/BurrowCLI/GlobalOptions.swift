@@ -9,7 +9,7 @@ struct GlobalOptions: ParsableArguments {
     @Flag(name: .long, help: "Print exactly one JSON document on stdout.")
     var json = false
 
-    @Option(name: .long, help: "Seconds each relay wait may make no progress before giving up.")
+    @Option(name: .long, parsing: .unconditional, help: "Seconds each relay wait may make no progress before giving up.")
     var timeout: Double = 10
 
     @Option(name: .customLong("passphrase-file"), help: "Read the passphrase from this file.")

@@ -169,7 +169,7 @@ extension BurrowNode {
                 if dropped > relayDropsCaughtUp {
                     relayDropsCaughtUp = dropped
                     logger.warning("relay events dropped while busy; catching up", metadata: ["dropped": "\(dropped)"])
-                    if let report = try? await mailbox.run({ try await self.sync(timeout: options.timeout) }) {
+                    if let report = try? await mailbox.run({ try await self.catchUpLive(timeout: options.timeout) }) {
                         report.updates.forEach(emit)
                     }
                 }

@@ -54,6 +54,29 @@ extension BurrowNode {
     // MARK: Gift wraps
 
     func syncGiftWraps(timeout: Duration, report: inout SyncReport) async throws {
+        let sources = try await fetchAndHandleGiftWraps(timeout: timeout, report: &report)
+        await deleteSettledWraps(report.settledWraps, sources: sources, timeout: timeout)
+        report.settledWraps = []
+    }
+
+    /// `run`'s catch-up after its relay inbox dropped events: the gift wraps and group events
+    /// since the cursors, processed as `sync` does, but what they owe the relays (replies,
+    /// mailbox deletions) leaves through `liveSender`, outside the mailbox, as for live events.
+    public func catchUpLive(timeout: Duration) async throws -> SyncReport {
+        var report = SyncReport()
+        _ = try await fetchAndHandleGiftWraps(timeout: timeout, report: &report)
+        liveSender.kick(self, deletions: report.settledWraps, timeout: timeout)
+        report.settledWraps = []
+        let ids = try store.transaction { tx in
+            try tx.groups.list().filter { $0.state == .active || $0.state == .leaving }.map { MLSGroupID($0.mlsGroupID) }
+        }
+        try await syncGroups(ids, timeout: timeout, report: &report)
+        return report
+    }
+
+    /// Fetches the gift wraps to us since the cursor, processes them, queues one receipt per
+    /// contact, and moves the cursor; returns which relay returned each wrap.
+    private func fetchAndHandleGiftWraps(timeout: Duration, report: inout SyncReport) async throws -> [EventID: [String]] {
         let started = Self.now()
         let cursor = try store.transaction { try $0.settings.get(Settings.giftWrapCursor) }.flatMap { Int64($0) }
         let filter = Filter(kinds: [Kind.giftWrap], since: cursor.map { max(0, $0 - Self.giftWrapMargin) }, tags: ["p": [publicKey.hex]])
@@ -72,9 +95,8 @@ extension BurrowNode {
         do { try sendReceipts(for: received) } catch {
             logger.warning("DM receipts not queued", metadata: ["error": "\(Self.describe(error))"])
         }
-        await deleteSettledWraps(report.settledWraps, sources: fetched.sources, timeout: timeout)
-        report.settledWraps = []
         try store.transaction { try $0.settings.set(Settings.giftWrapCursor, String(started)) }
+        return fetched.sources
     }
 
     /// Unwraps, validates and stores a welcome as a pending invite (the group waits, `pending`,

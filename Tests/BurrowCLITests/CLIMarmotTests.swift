@@ -138,6 +138,16 @@ final class CLIMarmotTests: XCTestCase, @unchecked Sendable {
         XCTAssertEqual(Set(newest.compactMap { $0["sender"] as? String }), [a])
         XCTAssertEqual(Set(newest.compactMap { $0["kind"] as? Int }), [1, 9])
 
+        // Half the world is south or west (issue 22): negative numbers are values, not options.
+        try bob.ok(["location", "Family", "--lat", "-33.8688", "--lon", "-74.006", "--alt", "-12", "--acc", "8"])
+        try alice.ok(["sync"])
+        let southWest = try XCTUnwrap(try alice.ok(["locations", "Family"])["locations"] as? [[String: Any]]).first { $0["member"] as? String == b }
+        XCTAssertEqual(southWest?["lat"] as? Double, -33.8688)
+        XCTAssertEqual(southWest?["lon"] as? Double, -74.006)
+        // A negative accuracy or battery is refused with a clear error, not "missing value".
+        try bob.fails(["location", "Family", "--lat", "1", "--lon", "1", "--acc", "-5"], "invalid_input")
+        try bob.fails(["location", "Family", "--lat", "1", "--lon", "1", "--batt", "-1"], "invalid_input")
+
         // Only admins commit; admins must be members.
         try bob.fails(["group", "add", "Family", c], "not_admin")
         try alice.fails(["group", "admins", "Family", "--add", c], "invalid_input")

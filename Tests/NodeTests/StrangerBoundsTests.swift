@@ -90,24 +90,10 @@ final class StrangerBoundsTests: NodeRelayTestCase {
         XCTAssertEqual(due.first?.contact, contactKey.bytes, "a contact's frame goes before every stranger's")
     }
 
-    /// A listener that accepts TCP connections and never answers: a relay that swallows time.
-    func blackhole() throws -> (url: String, fd: Int32) {
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        address.sin_port = 0
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        _ = withUnsafePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, length) } }
-        listen(fd, 512)
-        _ = withUnsafeMutablePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) } }
-        return ("ws://127.0.0.1:\(UInt16(bigEndian: address.sin_port))", fd)
-    }
-
     func testOneFlushHasOneDeadlineHoweverManyStrangersItOwes() async throws {
         let node = try node()
-        let hole = try blackhole()
-        defer { close(hole.fd) }
+        let hole = try Blackhole()
+        defer { hole.close() }
         _ = try node.removeRelay(relay.url)
         _ = try node.addRelays([hole.url])
         try node.store.transaction { tx in

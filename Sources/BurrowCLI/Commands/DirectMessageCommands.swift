@@ -136,7 +136,7 @@ struct DMReadCommand: BurrowCommand {
     @OptionGroup var globals: GlobalOptions
     @OptionGroup var freshness: SyncFlag
     @Argument(help: "Only this contact.") var contact: String?
-    @Option(help: "Only the newest N.") var limit: Int?
+    @Option(parsing: .unconditional, help: "Only the newest N.") var limit: Int?
 
     func execute() async throws -> CommandOutput {
         if let limit, limit < 0 { throw CLIError(.invalid_input, "--limit must not be negative") }

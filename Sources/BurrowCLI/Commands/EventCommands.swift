@@ -8,7 +8,7 @@ import RelayClient
 struct PublishCommand: BurrowCommand {
     static let configuration = CommandConfiguration(commandName: "publish", abstract: "Sign and publish a plain event.")
     @OptionGroup var globals: GlobalOptions
-    @Option(help: "Event kind.") var kind: Int
+    @Option(parsing: .unconditional, help: "Event kind.") var kind: Int
     @Option(help: "Event content.") var content: String
     @Option(name: .customLong("tag"), help: "A tag as a JSON array of strings, e.g. '[\"t\",\"x\"]' (repeatable).")
     var tags: [String] = []

@@ -20,11 +20,11 @@ struct LocationCommand: BurrowCommand {
     static let configuration = CommandConfiguration(commandName: "location", abstract: "Share a location (kind 1, Whistle payload).")
     @OptionGroup var globals: GlobalOptions
     @Argument(help: "The group.") var group: String
-    @Option(help: "Latitude in degrees.") var lat: Double
-    @Option(help: "Longitude in degrees.") var lon: Double
-    @Option(help: "Altitude in meters.") var alt: Double?
-    @Option(help: "Horizontal accuracy in meters.") var acc: Double?
-    @Option(help: "Battery percentage.") var batt: Int?
+    @Option(parsing: .unconditional, help: "Latitude in degrees (south is negative).") var lat: Double
+    @Option(parsing: .unconditional, help: "Longitude in degrees (west is negative).") var lon: Double
+    @Option(parsing: .unconditional, help: "Altitude in meters.") var alt: Double?
+    @Option(parsing: .unconditional, help: "Horizontal accuracy in meters.") var acc: Double?
+    @Option(parsing: .unconditional, help: "Battery percentage.") var batt: Int?
 
     func execute() async throws -> CommandOutput {
         let sent = try await NodeOpener.with(globals) {
@@ -59,7 +59,7 @@ struct MessagesCommand: BurrowCommand {
     @OptionGroup var globals: GlobalOptions
     @OptionGroup var freshness: SyncFlag
     @Argument(help: "The group.") var group: String
-    @Option(help: "Only the newest N.") var limit: Int?
+    @Option(parsing: .unconditional, help: "Only the newest N.") var limit: Int?
 
     func execute() async throws -> CommandOutput {
         if let limit, limit < 0 { throw CLIError(.invalid_input, "--limit must not be negative") }

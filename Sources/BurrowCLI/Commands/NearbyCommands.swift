@@ -11,7 +11,7 @@ struct InviteNearbyCommand: ForwardableCommand {
     @OptionGroup var globals: GlobalOptions
     @OptionGroup var meshOptions: MeshOptions
     @Argument(help: "The group (name, id or a unique prefix).") var group: String
-    @Option(help: "Seconds the invite stays open (60–900).") var expires: Int = 300
+    @Option(parsing: .unconditional, help: "Seconds the invite stays open (60–900).") var expires: Int = 300
 
     mutating func runAsync() async throws {
         let json = globals.json
@@ -49,7 +49,7 @@ struct JoinNearbyCommand: ForwardableCommand {
     @OptionGroup var globals: GlobalOptions
     @OptionGroup var meshOptions: MeshOptions
     @Flag(help: "List the invites heard nearby.") var list = false
-    @Option(help: "Seconds to listen with --list.") var wait: Double = 6
+    @Option(parsing: .unconditional, help: "Seconds to listen with --list.") var wait: Double = 6
     @Option(help: "The invite: its id, a 4+ hex prefix or a unique group name.") var invite: String?
     @Option(name: .customLong("code-file"), help: "Read the 6-digit code from this file.") var codeFile: String?
     @Flag(name: .customLong("code-stdin"), help: "Read the 6-digit code from stdin.") var codeStdin = false

@@ -93,10 +93,13 @@ extension BurrowNode {
         return current
     }
 
+    /// Queues frames for `contact`. Only the message frame carries `msgID`: a handshake3 sent
+    /// ahead of it (an unconfirmed session) being accepted does not make the message `sent`.
     func queueFrames(_ frames: [[UInt8]], to contact: Contact, msgID: [UInt8]?, _ tx: StoreTransaction) throws {
         for frame in frames {
-            try tx.dmOutbox.insert(recipient: contact.card.nostrKey.bytes, contact: contact.identityKey.bytes, frame: frame, msgID: msgID,
-                                   at: Self.now())
+            let isMessage = frame.count > 1 && frame[1] == FrameType.message.rawValue
+            try tx.dmOutbox.insert(recipient: contact.card.nostrKey.bytes, contact: contact.identityKey.bytes, frame: frame,
+                                   msgID: isMessage ? msgID : nil, at: Self.now())
         }
     }
 
@@ -182,7 +185,7 @@ extension BurrowNode {
                     let rumor = try NostrCarrier.rumor(frame: frame.frame, sender: publicKey, now: now)
                     let wrap = try GiftWrap.wrap(rumor: rumor, sender: keys, recipient: recipient, now: now, rng: &rng,
                                                  extraTags: [["expiration", String(NostrCarrier.expiration(for: frame.frame, now: now))]])
-                    try await publishAccepted(wrap, to: route, timeout: max(.milliseconds(1), deadline - ContinuousClock.now))
+                    try await publishToMailbox(wrap, to: route, deadline: deadline)
                 }
                 Failpoint.dmPublished.check()
                 try store.transaction { tx in
@@ -199,6 +202,23 @@ extension BurrowNode {
                 logger.warning(carried ? "DM frame carried by the mesh, still owed to the relays" : "DM frame not published yet",
                                metadata: ["error": "\(Self.describe(error))"])
             }
+        }
+    }
+
+    /// What burrow-relay answers while a recipient's mailbox is at its quota (Relays/README).
+    static let mailboxFullAnswer = "rate-limited: mailbox full"
+
+    /// Publishes a gift wrap; while the recipient's mailbox is full (a flood the recipient is
+    /// still emptying), tries again, 200 ms doubling to 2 s, until `deadline`.
+    func publishToMailbox(_ wrap: Event, to urls: [String], deadline: ContinuousClock.Instant) async throws {
+        var pause: Duration = .milliseconds(200)
+        while true {
+            let results = try await pool(urls).publish(wrap, timeout: max(.milliseconds(1), deadline - ContinuousClock.now))
+            if results.contains(where: \.accepted) { return }
+            guard results.contains(where: { $0.message.hasPrefix(Self.mailboxFullAnswer) }),
+                  deadline - ContinuousClock.now > pause else { throw Self.publishFailure(results, eventID: wrap.id) }
+            try await Task.sleep(for: pause)
+            pause = min(pause * 2, .seconds(2))
         }
     }
 
