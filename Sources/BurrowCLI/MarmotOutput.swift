@@ -72,14 +72,8 @@ enum MarmotOutput {
         return "\(at) \(who) kind \(m.kind): \(m.content)"
     }
 
-    /// Unix seconds as `YYYY-MM-DD HH:MM:SS` UTC, for people.
-    static func time(_ seconds: Int64) -> String {
-        var t = time_t(seconds)
-        var parts = tm()
-        gmtime_r(&t, &parts)
-        return String(format: "%04d-%02d-%02d %02d:%02d:%02d", parts.tm_year + 1900, parts.tm_mon + 1, parts.tm_mday,
-                      parts.tm_hour, parts.tm_min, parts.tm_sec)
-    }
+    /// Unix seconds for people (`HumanTime`: local, the date only when not today).
+    static func time(_ seconds: Int64) -> String { HumanTime.format(seconds: seconds) }
 
     static func locationEntry(_ l: LocationView) -> JSONOutput {
         .object([

@@ -94,6 +94,11 @@ final class CLIStrangerTests: XCTestCase {
         XCTAssertEqual(human.status, 0, human.stderr)
         XCTAssertTrue(human.stdout.contains("red ?[31malert?[0m ?txt.exe"), human.stdout)
         XCTAssertFalse(human.stdout.unicodeScalars.contains { $0.value == 0x1b || $0.value == 0x202e })
+        // Times are local (TZ), the date only when not today (issue 22): Kathmandu is 5:45 ahead.
+        let utc = try bob.human(["dm", "read"], environment: ["TZ": "UTC"]).stdout
+        let kathmandu = try bob.human(["dm", "read"], environment: ["TZ": "Asia/Kathmandu"]).stdout
+        let clock = try XCTUnwrap(utc.range(of: #"^\[(\d{4}-\d{2}-\d{2} )?\d{2}:\d{2}\] ← "#, options: .regularExpression), utc)
+        XCTAssertNotEqual(String(utc[clock]), String(kathmandu.prefix(utc[clock].count)), "\(utc) / \(kathmandu)")
         // JSON keeps the text as it came (escaped as JSON asks).
         let json = try XCTUnwrap(try bob.ok(["dm", "read"])["messages"] as? [[String: Any]])
         XCTAssertEqual(json.first?["text"] as? String, "red \u{1b}[31malert\u{1b}[0m \u{202e}txt.exe")

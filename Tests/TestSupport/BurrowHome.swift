@@ -26,8 +26,9 @@ public struct BurrowHome: Sendable {
     }
 
     /// Runs `burrow args… --home …` without `--json`: the human output a person reads.
-    public func human(_ args: [String]) throws -> BurrowResult {
-        try BurrowProcess.run(args + ["--home", path, "--passphrase-file", passphraseFile, "--timeout", String(timeout)], timeout: 300)
+    public func human(_ args: [String], environment: [String: String] = [:]) throws -> BurrowResult {
+        try BurrowProcess.run(args + ["--home", path, "--passphrase-file", passphraseFile, "--timeout", String(timeout)],
+                              environment: environment, timeout: 300)
     }
 
     /// Whether a process holds this home's lock now (`flock` on `store.lock`): a running

@@ -184,6 +184,6 @@ enum DMOutput {
 
     static func messageText(_ m: DMView) -> String {
         let arrow = m.direction == "out" ? "→" : "←"
-        return "\(arrow) \(m.contact)\(m.verified ? "" : " (unverified)"): \(m.text) [\(m.status)]"
+        return "[\(HumanTime.format(milliseconds: m.sentAt))] \(arrow) \(m.contact)\(m.verified ? "" : " (unverified)"): \(m.text) [\(m.status)]"
     }
 }
