@@ -132,8 +132,8 @@ final class CLIStrangerFloodTests: XCTestCase {
         do {
             _ = try await run.waitForLine(containing: "during the flood", timeout: .seconds(10))
         } catch {
-            print("FLOODDEBUG lines \(run.lines.count): \(run.lines.suffix(8).joined(separator: "\n"))")
-            print("FLOODDEBUG stderr: \(run.standardError.suffix(6000))")
+            print("flood test failed; burrow run printed \(run.lines.count) lines, the last: \(run.lines.suffix(8).joined(separator: "\n"))")
+            print("burrow run stderr (end): \(run.standardError.suffix(6000))")
             throw error
         }
         let latency = ContinuousClock.now - sentAt
