@@ -60,11 +60,7 @@ extension BurrowNode {
     func handleLiveGiftWraps(_ events: [Event], timeout: Duration) async -> SyncReport {
         var report = SyncReport()
         for event in events { handleGiftWrap(event, report: &report) }
-        var received: [DMView] = []
-        for case .dm(let message) in report.updates { received.append(message) }
-        do { try sendReceipts(for: received) } catch {
-            logger.warning("DM receipts not queued", metadata: ["error": "\(Self.describe(error))"])
-        }
+        queueReceipts(for: report.updates[...])
         liveSender.kick(self, deletions: report.settledWraps, timeout: timeout)
         report.settledWraps = []
         return report

@@ -21,10 +21,7 @@ extension BurrowNode {
         await flushOutbox(timeout: timeout)
         try await syncGiftWraps(timeout: timeout, report: &report)
         await advanceDMs(timeout: timeout)
-        let ids = try store.transaction { tx in
-            try tx.groups.list().filter { $0.state == .active || $0.state == .leaving }.map { MLSGroupID($0.mlsGroupID) }
-        }
-        try await syncGroups(ids, timeout: timeout, report: &report)
+        try await syncGroups(try readGroupIDs(), timeout: timeout, report: &report)
         await commitOwedProposals(groupsOwingCommits(), timeout: timeout, report: &report)
         await flushOutbox(timeout: timeout)
         await fetchProfileNames(timeout: timeout)
@@ -67,11 +64,15 @@ extension BurrowNode {
         _ = try await fetchAndHandleGiftWraps(timeout: timeout, report: &report)
         liveSender.kick(self, deletions: report.settledWraps, timeout: timeout)
         report.settledWraps = []
-        let ids = try store.transaction { tx in
+        try await syncGroups(try readGroupIDs(), timeout: timeout, report: &report)
+        return report
+    }
+
+    /// The groups whose events we read (active, or leaving until our leave is committed).
+    private func readGroupIDs() throws -> [MLSGroupID] {
+        try store.transaction { tx in
             try tx.groups.list().filter { $0.state == .active || $0.state == .leaving }.map { MLSGroupID($0.mlsGroupID) }
         }
-        try await syncGroups(ids, timeout: timeout, report: &report)
-        return report
     }
 
     /// Fetches the gift wraps to us since the cursor, processes them, queues one receipt per
@@ -89,12 +90,7 @@ extension BurrowNode {
             handleGiftWrap(event, report: &report)
             Failpoint.giftWrapProcessed.check()
         }
-        // One receipt per contact for the texts of this batch.
-        var received: [DMView] = []
-        for case .dm(let message) in report.updates[before...] { received.append(message) }
-        do { try sendReceipts(for: received) } catch {
-            logger.warning("DM receipts not queued", metadata: ["error": "\(Self.describe(error))"])
-        }
+        queueReceipts(for: report.updates[before...])
         try store.transaction { try $0.settings.set(Settings.giftWrapCursor, String(started)) }
         return fetched.sources
     }
@@ -103,13 +99,15 @@ extension BurrowNode {
     /// until accepted). Anything invalid is recorded with its reason and never listed.
     func handleGiftWrap(_ event: Event, report: inout SyncReport) {
         // Whatever becomes of it, a wrap marked processed leaves our mailbox.
+        var alreadyProcessed = false
         defer {
-            if (try? store.transaction({ try $0.processedEvents.contains(eventID: event.id.bytes) })) == true {
+            if alreadyProcessed || (try? store.transaction({ try $0.processedEvents.contains(eventID: event.id.bytes) })) == true {
                 report.settledWraps.append(event.id)
             }
         }
         do {
-            if try store.transaction({ try $0.processedEvents.contains(eventID: event.id.bytes) }) { return }
+            alreadyProcessed = try store.transaction { try $0.processedEvents.contains(eventID: event.id.bytes) }
+            if alreadyProcessed { return }
             let unwrapped = try GiftWrap.unwrap(event, recipient: keys)
             if unwrapped.rumor.kind == Self.dmRumorKind {
                 try handleDMFrame(unwrapped, wrapID: event.id, report: &report)

@@ -468,6 +468,16 @@ extension BurrowNode {
         }
     }
 
+    /// Queues one receipt per contact for the texts among `updates` (a batch just processed);
+    /// a failure is logged: the texts are stored, only their receipts wait for the next batch.
+    func queueReceipts(for updates: ArraySlice<NodeUpdate>) {
+        var received: [DMView] = []
+        for case .dm(let message) in updates { received.append(message) }
+        do { try sendReceipts(for: received) } catch {
+            logger.warning("DM receipts not queued", metadata: ["error": "\(Self.describe(error))"])
+        }
+    }
+
     /// Sends one receipt per contact for the texts received since the last (section 8).
     func sendReceipts(for received: [DMView]) throws {
         let byContact = Dictionary(grouping: received.filter { $0.direction == "in" }, by: \.identity)

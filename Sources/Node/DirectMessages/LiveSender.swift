@@ -48,8 +48,6 @@ final class LiveSender: Sendable {
                 }
             }
         }
-
-        var isIdle: Bool { state.withLock { !$0.running } }
     }
 
     /// Wrap ids waiting for deletion at most; beyond, the oldest are forgotten (their wraps
@@ -65,6 +63,4 @@ final class LiveSender: Sendable {
         if !ids.isEmpty { deletions.kick(ids) { batch in await node.deleteSettledWraps(batch, timeout: timeout) } }
         flushes.kick([]) { _ in await node.flushDMOutbox(timeout: timeout) }
     }
-
-    var isIdle: Bool { flushes.isIdle && deletions.isIdle }
 }

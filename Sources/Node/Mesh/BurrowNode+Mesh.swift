@@ -67,11 +67,7 @@ extension BurrowNode {
                 report.fail("", "mesh DM frame: \(Self.describe(error))")
             }
         }
-        var received: [DMView] = []
-        for case .dm(let message) in report.updates[before...] { received.append(message) }
-        do { try sendReceipts(for: received) } catch {
-            logger.warning("DM receipts not queued", metadata: ["error": "\(Self.describe(error))"])
-        }
+        queueReceipts(for: report.updates[before...])
     }
 
     /// A mesh delivery for `run` (a mailbox job): events go through the pipeline as if from a

@@ -198,10 +198,8 @@ extension PigeonState {
             evictOldest(responders.filter { !$0.value.origin.isStranger }, keeping: PigeonLimits.maxResponderPending)
         case .stranger:
             evictOldest(responders.filter { $0.value.origin == origin }, keeping: StrangerLimits.maxPendingPerSender)
-            let strangers = pending.compactMap { entry -> (key: SessionID, value: ResponderPending)? in
-                if case .responder(let p) = entry.value, p.origin.isStranger { return (entry.key, p) } else { return nil }
-            }
-            evictOldest(strangers, keeping: StrangerLimits.maxPending)
+            // What the per-sender cap left of the strangers' states.
+            evictOldest(responders.filter { $0.value.origin.isStranger && pending[$0.key] != nil }, keeping: StrangerLimits.maxPending)
         }
     }
 
