@@ -1,4 +1,4 @@
-/// Everything the mesh refuses or fails at, one case per name in `mesh.md`. A receiver drops a
+/// Everything the mesh refuses or fails at, one case per name in `Docs/protocols/mesh.md`. A receiver drops a
 /// frame and counts it under `rawValue` (section 4: "dropped and counted under that name"), so
 /// the raw values are the spec's refusal codes, byte for byte, and `burrow mesh status` can
 /// print them as they are. Cases never carry input bytes or secrets: a refusal says *what* was

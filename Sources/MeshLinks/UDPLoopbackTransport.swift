@@ -15,7 +15,7 @@ public struct UDPPeer: Sendable, Hashable {
     }
 }
 
-/// The loopback radio of `mesh.md` 11.2: bound to `127.0.0.1:PORT` only, sending from that
+/// The loopback radio of `Docs/protocols/mesh.md` 11.2: bound to `127.0.0.1:PORT` only, sending from that
 /// socket; each listed port is one link, up from the start. One datagram is one frame, at most
 /// the sending link's MTU; datagrams over 509 bytes, or from anywhere but 127.0.0.1 and a listed
 /// port, are dropped. An optional impairment drops, duplicates and delays datagrams as 11.2

@@ -1,3 +1,5 @@
+// Section numbers in this module's comments are those of Docs/protocols/pigeon-dm.md.
+
 /// The domain strings of section 1: `burrow-pigeon-v1:` and a purpose; no two uses share one.
 enum Domain {
     static let prefix = "burrow-pigeon-v1:"

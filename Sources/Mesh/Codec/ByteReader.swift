@@ -61,7 +61,7 @@ extension Array where Element == UInt8 {
     }
 }
 
-/// Domain-separation strings of `mesh.md`, ASCII and unterminated.
+/// Domain-separation strings of `Docs/protocols/mesh.md`, ASCII and unterminated.
 enum Domain {
     static let meshID = Array("burrow-mesh-v1:id".utf8)
     static let packet = Array("burrow-mesh-v1:packet".utf8)

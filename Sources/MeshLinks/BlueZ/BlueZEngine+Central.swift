@@ -2,7 +2,7 @@ import CSystemd
 import Glibc
 import Mesh
 
-/// The central role of `BlueZEngine` (mesh.md 11.1): nodes found by their ServiceData, the
+/// The central role of `BlueZEngine` (Docs/protocols/mesh.md 11.1): nodes found by their ServiceData, the
 /// connection rule (the smaller short id connects, the larger waits 10 s), AcquireWrite and
 /// AcquireNotify (or StartNotify), and each connection as a link of its own.
 extension BlueZEngine {

@@ -1,4 +1,4 @@
-/// Names from `mesh.md` 11.1 and BlueZ's D-Bus API (doc/org.bluez.*.rst).
+/// Names from `Docs/protocols/mesh.md` 11.1 and BlueZ's D-Bus API (doc/org.bluez.*.rst).
 enum BlueZNames {
     static let bus = "org.bluez"
     static let adapter = "org.bluez.Adapter1"

@@ -1,6 +1,6 @@
 import Mesh
 
-/// The Bluetooth LE link layer of `mesh.md` 11.1, driving bluetoothd over D-Bus (sd-bus).
+/// The Bluetooth LE link layer of `Docs/protocols/mesh.md` 11.1, driving bluetoothd over D-Bus (sd-bus).
 ///
 /// Public API:
 ///
