@@ -17,7 +17,7 @@ extension LoadedGroup {
 }
 
 extension BurrowNode {
-    /// Resolves GROUP (docs/cli.md): a nostr_group_id or mls_group_id, a unique prefix of
+    /// Resolves GROUP (Docs/cli.md): a nostr_group_id or mls_group_id, a unique prefix of
     /// either (at least 8 hex digits), or an exact unique name.
     func resolveGroup(_ text: String, in tx: StoreTransaction) throws -> LoadedGroup {
         let groups = try tx.groups.list().filter { $0.state != .declined }.map { try LoadedGroup($0) }

@@ -5,7 +5,7 @@ import Nostr
 import Store
 
 /// Join requests over relays: Whistle's kind-1080 rumor, the relay twin of a nearby invite
-/// (mesh.md 10.4). A joiner who knows a group's id and its admin's key asks to be added; the
+/// (Docs/protocols/mesh.md 10.4). A joiner who knows a group's id and its admin's key asks to be added; the
 /// request carries no code, so the admin approves it by hand, and approving is the normal add
 /// (commit, relay OK, merge, welcome).
 extension BurrowNode {

@@ -29,7 +29,7 @@ public struct JoinRequestSent: Sendable, Equatable {
     public let relays: [String]
 }
 
-/// Why a join request cannot be acted on, each naming a CLI error code (mesh.md 12 names
+/// Why a join request cannot be acted on, each naming a CLI error code (Docs/protocols/mesh.md 12 names
 /// `key_package_invalid` and `join_refused`). Messages name ids and keys, never secrets.
 public enum JoinRequestFailure: Error, Equatable, Sendable, CustomStringConvertible {
     /// No pending join request has this id (`unknown_request`).

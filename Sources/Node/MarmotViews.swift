@@ -2,7 +2,7 @@ import RelayClient
 import Marmot
 import Nostr
 
-/// A group as the CLI shows it (docs/cli.md "Group object"). Keys are lowercase hex.
+/// A group as the CLI shows it (Docs/cli.md "Group object"). Keys are lowercase hex.
 public struct GroupView: Sendable, Equatable {
     public let nostrGroupID: String
     public let mlsGroupID: String

@@ -5,7 +5,7 @@ import Pigeon
 import RelayClient
 import Store
 
-/// Sending, receiving and carrying DM frames (pigeon-dm.md sections 4, 6.1, 7, 8).
+/// Sending, receiving and carrying DM frames (Docs/protocols/pigeon-dm.md sections 4, 6.1, 7, 8).
 extension BurrowNode {
     /// The NIP-59 rumor kind that carries a Pigeon frame.
     static let dmRumorKind = NostrCarrier.rumorKind
@@ -106,7 +106,7 @@ extension BurrowNode {
     /// Publishes the pending frames that are due, each in a fresh gift wrap to its recipient's
     /// Nostr key, to the relays of the contact's card, else its inbox relays (10050), else ours;
     /// and, when `run` has the mesh up, once as a mesh DM to the contact's daily tag
-    /// (pigeon-dm.md 6.2). A frame is `sent` (its message too) when a relay accepted it — or,
+    /// (Docs/protocols/pigeon-dm.md 6.2). A frame is `sent` (its message too) when a relay accepted it — or,
     /// with `--via mesh`, when the mesh took it (it stores and forwards for 24 h). With `auto`, a
     /// frame the mesh carried stays owed to the relays until one accepts it: the contact may not
     /// be near.

@@ -3,7 +3,7 @@ import Nostr
 import Pigeon
 import Store
 
-/// Pigeon direct messages on the node (pigeon-dm.md): the engine (`PigeonState`, sans-I/O) is
+/// Pigeon direct messages on the node (Docs/protocols/pigeon-dm.md): the engine (`PigeonState`, sans-I/O) is
 /// loaded from the store, stepped, and its changed records written back in the same
 /// transaction as the message rows and the outbox frames; frames leave only from the outbox,
 /// wrapped for the recipient's Nostr key (NIP-59, rumor kind 1590).

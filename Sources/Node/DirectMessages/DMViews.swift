@@ -14,7 +14,7 @@ public struct CardView: Sendable, Equatable {
     public let createdAt: UInt64
 }
 
-/// A DM contact (pigeon-dm.md section 8).
+/// A DM contact (Docs/protocols/pigeon-dm.md section 8).
 public struct ContactView: Sendable, Equatable {
     public struct SessionSummary: Sendable, Equatable {
         public let id: String

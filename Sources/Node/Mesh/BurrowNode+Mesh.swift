@@ -4,7 +4,7 @@ import Mesh
 import Nostr
 import Store
 
-/// How `dm send` routes: the relays of pigeon-dm.md 6.1, the mesh of 6.2, or both (`auto`,
+/// How `dm send` routes: the relays of Docs/protocols/pigeon-dm.md 6.1, the mesh of 6.2, or both (`auto`,
 /// the mesh only when `run` has it up).
 public enum DMVia: String, Sendable {
     case auto, nostr, mesh
@@ -16,7 +16,7 @@ struct MeshDMFrame: Sendable {
     let sender: MeshID
 }
 
-/// The node's side of the mesh (mesh.md 8.3, 8.4): carried events enter the Marmot pipeline
+/// The node's side of the mesh (Docs/protocols/mesh.md 8.3, 8.4): carried events enter the Marmot pipeline
 /// as if from a relay, DM frames the Pigeon engine; our own events and our groups' recent
 /// group events go out on it.
 extension BurrowNode {

@@ -55,7 +55,7 @@ extension MeshService {
     }
 }
 
-/// The inviter's side of a nearby invite (mesh.md 10.5): the `InviteHost` state machine fed by
+/// The inviter's side of a nearby invite (Docs/protocols/mesh.md 10.5): the `InviteHost` state machine fed by
 /// the mesh, and the Marmot add when a request opens under the code.
 extension BurrowNode {
     public static let nearbyExpiryRange = 60...900

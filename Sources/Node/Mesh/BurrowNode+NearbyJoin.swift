@@ -24,7 +24,7 @@ public struct NearbyJoinResult: Sendable {
     public let inviter: String
 }
 
-/// The joiner's side of a nearby invite (mesh.md 10.6): beacons listed, the code tried under
+/// The joiner's side of a nearby invite (Docs/protocols/mesh.md 10.6): beacons listed, the code tried under
 /// `JoinSession`, the welcome checked against the beacon and accepted.
 extension BurrowNode {
     /// How long `join nearby --invite` listens for the chosen beacon (they come every 2 s).

@@ -1,6 +1,6 @@
 import Synchronization
 
-/// Passing mesh-received group events on to relays (mesh.md 8.4) in the background, with a
+/// Passing mesh-received group events on to relays (Docs/protocols/mesh.md 8.4) in the background, with a
 /// bound on how many publishes run at once: each holds a relay pool (a WebSocket per relay)
 /// for up to its timeout, and what arrives on the mesh is paced by strangers' radios, not by us.
 /// An event that finds every slot taken is not bridged (counted in `refused`): it is already

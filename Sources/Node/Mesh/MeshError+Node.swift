@@ -1,5 +1,5 @@
 /// What starting or using the node's mesh fails with, beside the router's own `MeshError`
-/// refusals; each names a CLI error code of mesh.md section 12.
+/// refusals; each names a CLI error code of Docs/protocols/mesh.md section 12.
 public enum MeshNodeError: Error, Equatable, Sendable {
     /// `no_adapter`: no bluetoothd, no adapter, or one that cannot be powered (says which).
     case noAdapter(String)

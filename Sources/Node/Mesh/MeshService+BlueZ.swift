@@ -3,7 +3,7 @@ import Mesh
 import MeshLinks
 
 extension MeshService {
-    /// BlueZ over D-Bus (mesh.md 11.1): the advertisement carries the first four bytes of the
+    /// BlueZ over D-Bus (Docs/protocols/mesh.md 11.1): the advertisement carries the first four bytes of the
     /// mesh id and is re-registered after each key rotation and when an invite opens or closes.
     static func startBlueZ(_ setup: MeshSetup, adapter: String?, dmIdentityKeys: [[UInt8]], logger: Logger) async throws -> MeshService {
         let identity = newIdentity()

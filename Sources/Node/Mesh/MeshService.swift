@@ -55,7 +55,7 @@ public final class MeshService: Sendable {
         core = Mutex(Core(router: router))
     }
 
-    /// A fresh mesh key (the mesh starts with one, mesh.md 2).
+    /// A fresh mesh key (the mesh starts with one, Docs/protocols/mesh.md 2).
     static func newIdentity() -> MeshIdentity {
         var rng = SystemRandomNumberGenerator()
         return MeshIdentity(now: now(), using: &rng)

@@ -3,7 +3,7 @@ import Mesh
 import MeshLinks
 
 /// Which link layer `burrow run --mesh …` (and the nearby-invite commands) bring up, parsed
-/// from the command line of mesh.md section 12: `off`, `bluez[:hciN]`, `udp:PORT,N1[/MTU],…`.
+/// from the command line of Docs/protocols/mesh.md section 12: `off`, `bluez[:hciN]`, `udp:PORT,N1[/MTU],…`.
 public struct MeshSetup: Sendable, Equatable {
     public enum Link: Sendable, Equatable {
         case off

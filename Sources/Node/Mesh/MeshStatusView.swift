@@ -1,7 +1,7 @@
 import Mesh
 
 /// `burrow mesh status`: the transport, this node's mesh id, each link with its peers (from
-/// their announces), the store and the counters of mesh.md section 12.
+/// their announces), the store and the counters of Docs/protocols/mesh.md section 12.
 public struct MeshStatusView: Sendable {
     public struct Link: Sendable {
         public let link: UInt32

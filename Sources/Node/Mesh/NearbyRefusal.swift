@@ -1,6 +1,6 @@
 import Mesh
 
-/// Why the inviter refuses a nearby join request that opened under the code (mesh.md 10.5),
+/// Why the inviter refuses a nearby join request that opened under the code (Docs/protocols/mesh.md 10.5),
 /// and the join-error code the joiner is sent for it. Reasons are typed and quote nothing from
 /// the request: a refusal is logged, and logs carry no one's key.
 struct NearbyRefusal: Error, Equatable {
