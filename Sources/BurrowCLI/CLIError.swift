@@ -1,4 +1,4 @@
-/// A failure the CLI reports: `code` is one of the contract's error codes (docs/cli.md),
+/// A failure the CLI reports: `code` is one of the contract's error codes (Docs/cli.md),
 /// `message` says what went wrong for a person and never contains secrets.
 struct CLIError: Error {
     enum Code: String {

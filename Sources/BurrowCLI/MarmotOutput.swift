@@ -2,7 +2,7 @@ import Foundation
 import Marmot
 import Node
 
-/// JSON and text forms of the Marmot views (docs/cli.md field names).
+/// JSON and text forms of the Marmot views (Docs/cli.md field names).
 enum MarmotOutput {
     static func group(_ g: GroupView) -> JSONOutput {
         .object([

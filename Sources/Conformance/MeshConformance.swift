@@ -1,7 +1,7 @@
 import Mesh
 import Nostr
 
-/// Runs the Burrow mesh vectors (`vectors/mesh/*.json`, `mesh.md` section 14) through `Mesh`.
+/// Runs the Burrow mesh vectors (`vectors/mesh/*.json`, `Docs/protocols/mesh.md` section 14) through `Mesh`.
 /// The file's `file` member picks the runner; every entry of `cases` is one case, and an entry
 /// that cannot be parsed counts as failed. Public counts: cpace 6, forwarding 10, fragments 8,
 /// invite 2, packets 9, payloads 14, reject 41.

@@ -2,7 +2,7 @@ import Foundation
 import Nostr
 import Pigeon
 
-/// Runs the Pigeon DM vectors (`vectors/pigeon/*.json`, docs/pigeon-dm.md section 11) through
+/// Runs the Pigeon DM vectors (`vectors/pigeon/*.json`, Docs/protocols/pigeon-dm.md section 11) through
 /// Burrow's `Pigeon` module. Every case of a file is one case of the report: `card`,
 /// `safety_number`, `card_reject`, `card_accept`, `script` and `nostr`. A script case passes
 /// only if every step gives exactly the expected bytes, flags and refusals, a refusal leaves

@@ -1,6 +1,6 @@
 import Mesh
 
-/// One mesh frame from the air (`mesh.md` sections 3, 4 and 8): the packet decoder, every
+/// One mesh frame from the air (`Docs/protocols/mesh.md` sections 3, 4 and 8): the packet decoder, every
 /// payload decoder on the decoded payload (whatever its signature: the router reaches them only
 /// after the signature, the fuzzer should not need one), and a fresh router receiving the frame.
 ///
@@ -85,7 +85,7 @@ public enum MeshPacketTarget: FuzzTarget {
     }
 }
 
-/// A run of fragment frames on one link (`mesh.md` section 5). The input is a sequence of
+/// A run of fragment frames on one link (`Docs/protocols/mesh.md` section 5). The input is a sequence of
 /// `length u16 ‖ frame`; each frame goes to one link's `Reassembler`, a millisecond apart.
 ///
 /// Properties: a fragment header that decodes re-encodes to the frame; the link never holds

@@ -1,6 +1,6 @@
 import Pigeon
 
-/// Pigeon frames from any transport (docs/pigeon-dm.md section 3), delivered to a node that
+/// Pigeon frames from any transport (Docs/protocols/pigeon-dm.md section 3), delivered to a node that
 /// holds an established session and a pending handshake (`PigeonFixture`). The first byte
 /// picks the form: 0, the frame itself; 1, the rest as the content of a kind-1590 rumor
 /// (base64 text, section 6.1).

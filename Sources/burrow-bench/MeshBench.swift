@@ -1,7 +1,7 @@
 import Foundation
 import Mesh
 
-/// The mesh's storm bound (mesh.md 7.2): floods over 20 random geometric graphs of 50 nodes in
+/// The mesh's storm bound (Docs/protocols/mesh.md 7.2): floods over 20 random geometric graphs of 50 nodes in
 /// the simulated radio, transmissions per flood with plain flooding (the duplicate rule alone)
 /// and with pruning. Goals: every flood within 2|E| and complete; pruned ≤ 0.6 × plain.
 struct MeshBench: BenchSection {

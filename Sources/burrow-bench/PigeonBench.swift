@@ -3,7 +3,7 @@ import Foundation
 import Nostr
 @_spi(PigeonPrimitives) import Pigeon
 
-/// Pigeon direct messages (docs/pigeon-dm.md) beside the Python peers of the interop tests,
+/// Pigeon direct messages (Docs/protocols/pigeon-dm.md) beside the Python peers of the interop tests,
 /// measured in the same run on the same operations and sizes as
 /// `Tests/Interop/peers/bench_pigeon.py`: noiseprotocol 0.3.1 for the Noise XX handshake and
 /// Syndace's doubleratchet 1.3.0, configured to the profile's constants, for the ratchet. A raw

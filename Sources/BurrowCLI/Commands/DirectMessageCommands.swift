@@ -3,7 +3,7 @@ import Foundation
 import Node
 import QRCode
 
-/// `burrow contact …` (pigeon-dm.md section 8).
+/// `burrow contact …` (Docs/protocols/pigeon-dm.md section 8).
 struct ContactCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "contact", abstract: "Direct-message contacts: your card, cards you add, safety numbers.",

@@ -4,7 +4,7 @@ import Logging
 import Mesh
 import Node
 
-/// The mesh options of `burrow run` and the nearby-invite commands (mesh.md section 12).
+/// The mesh options of `burrow run` and the nearby-invite commands (Docs/protocols/mesh.md section 12).
 struct MeshOptions: ParsableArguments {
     @Option(name: .customLong("mesh"), help: "bluez[:hciN], udp:PORT,PEER[/MTU],… or off.")
     var mesh: String?

@@ -62,7 +62,7 @@ struct RunCommand: AsyncRunnable {
             throw error
         }
         emit(.ready(pubkey: node.publicKey.hex, socket: server.socketPath, embeddedRelay: relay?.url))
-        // An explicit mesh that cannot start ends `run` with its error (mesh.md 12).
+        // An explicit mesh that cannot start ends `run` with its error (Docs/protocols/mesh.md 12).
         var mesh: MeshService?
         if !meshSetup.isOff {
             do { mesh = try await MeshStarter.start(meshSetup, node: node) } catch {
