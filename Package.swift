@@ -35,7 +35,7 @@ let package = Package(
         .systemLibrary(name: "CSodium", pkgConfig: "libsodium", providers: [.apt(["libsodium-dev"])]),
         .systemLibrary(name: "CSQLCipher", pkgConfig: "sqlcipher", providers: [.apt(["libsqlcipher-dev"])]),
         .systemLibrary(name: "CBlueZ", pkgConfig: "bluez", providers: [.apt(["libbluetooth-dev"])]),
-        // sd-bus, for the BlueZ link layer (mesh.md 11.1): bluetoothd is driven over D-Bus.
+        // sd-bus, for the BlueZ link layer (Docs/protocols/mesh.md 11.1): bluetoothd is driven over D-Bus.
         .systemLibrary(name: "CSystemd", pkgConfig: "libsystemd", providers: [.apt(["libsystemd-dev"])]),
 
         // Protocol cores (sans-I/O).
@@ -49,20 +49,20 @@ let package = Package(
             dependencies: [.product(name: "Crypto", package: "swift-crypto")],
             swiftSettings: swift6
         ),
-        // Pigeon direct messages (docs/pigeon-dm.md): identity cards, Noise XX, Double Ratchet, the DM engine.
+        // Pigeon direct messages (Docs/protocols/pigeon-dm.md): identity cards, Noise XX, Double Ratchet, the DM engine.
         .target(
             name: "Pigeon",
             dependencies: ["Nostr", .product(name: "Crypto", package: "swift-crypto")],
             swiftSettings: swift6
         ),
-        // The Burrow mesh (Docs: mesh.md): packets, fragments, the flooding router, store-and-forward,
+        // The Burrow mesh (Docs/protocols/mesh.md): packets, fragments, the flooding router, store-and-forward,
         // nearby invites, and the simulated radio that drives routers in tests. Sans-I/O.
         .target(
             name: "Mesh",
             dependencies: ["Nostr", "Marmot", "CSodium", .product(name: "Crypto", package: "swift-crypto")],
             swiftSettings: swift6
         ),
-        // The mesh's link layers: the loopback radio (mesh.md 11.2, UDP on 127.0.0.1) and BlueZ over
+        // The mesh's link layers: the loopback radio (Docs/protocols/mesh.md 11.2, UDP on 127.0.0.1) and BlueZ over
         // D-Bus (11.1, sd-bus).
         .target(
             name: "MeshLinks",

@@ -119,7 +119,7 @@ fi
 printf '  burrow run exited cleanly; its live log had %s lines\n' "$(wc -l < "$WORK/mum-run.log")"
 
 # The mesh scene: no relay runs any more (the embedded one stopped with Mum's node). Gran's new
-# phone joins "nearby" over the UDP loopback radio (mesh.md 11.2: one datagram per frame, 185-byte
+# phone joins "nearby" over the UDP loopback radio (Docs/protocols/mesh.md 11.2: one datagram per frame, 185-byte
 # links, so the welcome crosses in fragments), then Mum and Gran chat hop by hop.
 MUM_PORT="${DEMO_MESH_PORT:-7811}"
 GRAN_PORT=$((MUM_PORT + 1))

@@ -103,7 +103,7 @@ enum Visibility {
     }
 }
 
-/// The mailbox rules for gift wraps (Pigeon DM spec 6.3) that need no database: a wrap is
+/// The mailbox rules for gift wraps (Docs/protocols/pigeon-dm.md 6.3) that need no database: a wrap is
 /// kept for exactly one recipient, so quotas, deletion by the recipient and visibility all
 /// refer to one key, and a wrap can never be made to count against (or be deleted by)
 /// someone it does not belong to.

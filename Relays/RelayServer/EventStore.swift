@@ -55,7 +55,7 @@ struct MailboxQuota: Sendable, Equatable {
 /// exact JSON, an index of single-letter tags for `#x` filters, and the NIP-09 deletions that
 /// keep deleted events from coming back.
 ///
-/// Gift wraps (kind 1059) are also a mailbox (Pigeon DM spec 6.3): each has exactly one
+/// Gift wraps (kind 1059) are also a mailbox (Docs/protocols/pigeon-dm.md 6.3): each has exactly one
 /// recipient (`EventAdmission`), counts against that recipient's quota, is deleted by a kind 5
 /// of the recipient sent on a connection authenticated as it, and is purged at its
 /// `expiration` or `GiftWrapMailbox.lifetimeSeconds` after `received_at`, whichever is first.

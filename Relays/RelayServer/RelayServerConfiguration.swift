@@ -83,7 +83,7 @@ public struct RelayServerConfiguration: Sendable, Equatable {
         public var maxAuthKeys: Int = 8
         /// Largest AUTH event, as the bytes of its JSON (a kind-22242 event is small).
         public var maxAuthEventBytes: Int = 4096
-        /// Gift wraps (kind 1059) stored for one recipient at once (Pigeon DM spec 6.3): the
+        /// Gift wraps (kind 1059) stored for one recipient at once (Docs/protocols/pigeon-dm.md 6.3): the
         /// mailbox of a key that never comes to collect cannot grow without bound, and one
         /// flooded recipient does not take space from the others. Beyond it a wrap gets
         /// `OK false "rate-limited: mailbox full"` until the recipient deletes or they expire.

@@ -2,7 +2,7 @@ import Foundation
 import TestSupport
 import XCTest
 
-/// The DM commands of docs/cli.md through the real program: cards (with a QR code a real
+/// The DM commands of Docs/cli.md through the real program: cards (with a QR code a real
 /// decoder reads back), contacts, safety numbers, sending and reading, and the error codes.
 final class CLIDirectMessageTests: XCTestCase {
     var root: URL!

@@ -2,7 +2,7 @@ import Foundation
 import TestSupport
 import XCTest
 
-/// The mesh through the real program on the UDP loopback radio (mesh.md 11.2), with no relay
+/// The mesh through the real program on the UDP loopback radio (Docs/protocols/mesh.md 11.2), with no relay
 /// running anywhere: three `burrow` processes in a line, Alice — Bob — Carol, each link's MTU
 /// 100 so every welcome is cut into fragments and reassembled at Bob and again at Carol.
 final class CLIMeshTests: XCTestCase {

@@ -2,7 +2,7 @@ import Foundation
 import TestSupport
 import XCTest
 
-/// Direct messages survive the sender or the receiver dying at each DM failpoint (pigeon-dm.md
+/// Direct messages survive the sender or the receiver dying at each DM failpoint (Docs/protocols/pigeon-dm.md
 /// section 7): nothing is lost, nothing is shown twice, and no message key is used twice — a
 /// reused key would make the receiver refuse later frames as `message_replayed` or fail to
 /// decrypt them, so every text arriving exactly once, with no refusals, proves it.

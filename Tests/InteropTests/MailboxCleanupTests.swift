@@ -5,7 +5,7 @@ import RelayServer
 import XCTest
 @_spi(StoreAccess) @testable import Node
 
-/// Issue 19, finding 3, against Burrow's own relay (the mailbox of pigeon-dm.md 6.3): every
+/// Issue 19, finding 3, against Burrow's own relay (the mailbox of Docs/protocols/pigeon-dm.md 6.3): every
 /// gift wrap to us that `sync` processed leaves the mailbox, whatever its outcome, so junk
 /// cannot fill the recipient's quota.
 final class MailboxCleanupTests: XCTestCase {

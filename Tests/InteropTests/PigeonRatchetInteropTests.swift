@@ -5,7 +5,7 @@ import TestSupport
 import XCTest
 
 /// Live Double Ratchet interop between Burrow's `DoubleRatchet` (section 5 of
-/// docs/pigeon-dm.md) and Syndace's `doubleratchet` 1.3.0 (`Tests/Interop/peers/ratchet_peer.py`),
+/// Docs/protocols/pigeon-dm.md) and Syndace's `doubleratchet` 1.3.0 (`Tests/Interop/peers/ratchet_peer.py`),
 /// frames exchanged as hex over the peer's stdin/stdout (no sockets).
 ///
 /// Syndace's library is configured only through its extension points, and every constant of

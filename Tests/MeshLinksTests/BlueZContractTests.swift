@@ -6,7 +6,7 @@ import XCTest
 
 /// `BlueZTransport` against a mock bluetoothd (python-dbusmock, our template) on a private
 /// dbus-daemon: what it registers, the peripheral role as a remote central sees it, the central
-/// role against a remote node, disconnects, and the start errors (mesh.md 11.1, 12).
+/// role against a remote node, disconnects, and the start errors (Docs/protocols/mesh.md 11.1, 12).
 final class BlueZContractTests: XCTestCase {
     static let serviceUUID = "3fbe0001-b015-4ed5-aa45-fcefd7872a63"
     static let ourShortID: [UInt8] = [0x10, 0x20, 0x30, 0x40]
@@ -210,7 +210,7 @@ final class BlueZContractTests: XCTestCase {
 
     /// Issue 19: the centrals writing to us share the notify link's air, but not its budget. Each
     /// writes on a receive link of its own (frames budget, reassembly slots), so one central
-    /// flooding us cannot use up what the others are allowed (mesh.md 7.4).
+    /// flooding us cannot use up what the others are allowed (Docs/protocols/mesh.md 7.4).
     func testEachCentralWritesOnItsOwnLink() async throws {
         try await bounded(60) {
             let (mock, transport, events) = try await BlueZContractTests.startWorld()

@@ -165,7 +165,7 @@ final class MeshNodeBoundsTests: XCTestCase {
     // MARK: Finding 10: a nearby join request is bound to the joiner
 
     /// A code-holder could hand in someone else's KeyPackage, fetched from relays. The mesh
-    /// request carries no signature of its own (mesh.md 10.4), so the inviter takes only a
+    /// request carries no signature of its own (Docs/protocols/mesh.md 10.4), so the inviter takes only a
     /// KeyPackage made for this invite: signed by `pubkey` (credential and event) and created
     /// after the invite opened (less clock skew). An older one is refused, typed.
     /// 10.5: the KeyPackage must be a valid one by the request's `pubkey`; a code-holder naming

@@ -7,7 +7,7 @@ import TestSupport
 import XCTest
 @testable import RelayServer
 
-/// burrow-relay as a gift-wrap mailbox (Pigeon DM spec 6.3), each rule against a relay running
+/// burrow-relay as a gift-wrap mailbox (Docs/protocols/pigeon-dm.md 6.3), each rule against a relay running
 /// in this process on a free port, with real signed NIP-59 wraps, NIP-42 AUTH and kind-5
 /// deletions sent over WebSocket.
 final class MailboxTests: XCTestCase {

@@ -1,5 +1,5 @@
 """JSON-lines driver over Syndace's `doubleratchet` (1.3.0), configured to the Pigeon profile's
-Double Ratchet (docs/pigeon-dm.md, section 5), for Burrow's live ratchet interop tests.
+Double Ratchet (Docs/protocols/pigeon-dm.md, section 5), for Burrow's live ratchet interop tests.
 
 The library is configured only through its documented extension points (subclasses of its
 abstract KDF, AEAD, Diffie-Hellman ratchet and DoubleRatchet classes):
