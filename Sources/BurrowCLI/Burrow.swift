@@ -1,6 +1,6 @@
 import ArgumentParser
 
-/// The `burrow` program: the command-line contract of docs/cli.md.
+/// The `burrow` program: the command-line contract of Docs/cli.md.
 struct Burrow: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "burrow",

@@ -2,7 +2,7 @@ import Foundation
 import TestSupport
 import XCTest
 
-/// The Marmot commands of docs/cli.md through the real program: three Burrow homes in one
+/// The Marmot commands of Docs/cli.md through the real program: three Burrow homes in one
 /// family group over rust-nostr's LocalRelay on 127.0.0.1.
 /// `@unchecked Sendable`: XCTest runs one test method at a time on an instance; its stored
 /// properties are set in setUp and only read while a test's tasks run.
@@ -338,7 +338,7 @@ final class CLIMarmotTests: XCTestCase, @unchecked Sendable {
     }
 
     /// The relay restarts while commands run: each command's refused or dropped connection is
-    /// reconnected within --timeout (docs/cli.md), so the command succeeds instead of ending
+    /// reconnected within --timeout (Docs/cli.md), so the command succeeds instead of ending
     /// with relay_unreachable, and nothing is lost or doubled.
     func testCommandsStartedWhileTheRelayRestartsSucceed() async throws {
         relay.stop()

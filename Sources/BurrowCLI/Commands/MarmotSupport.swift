@@ -30,7 +30,7 @@ extension KeyArgument {
     static func publicKeys(_ texts: [String]) throws -> [PublicKey] { try texts.map(publicKey) }
 }
 
-/// `--sync` for read-only commands: sync first (docs/cli.md Freshness).
+/// `--sync` for read-only commands: sync first (Docs/cli.md Freshness).
 struct SyncFlag: ParsableArguments {
     @Flag(name: .customLong("sync"), help: "Sync with the relays first.") var sync = false
 
