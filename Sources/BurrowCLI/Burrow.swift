@@ -6,6 +6,7 @@ struct Burrow: AsyncParsableCommand {
         commandName: "burrow",
         abstract: "A Nostr/Marmot group messaging node.",
         discussion: "Global options (--home, --json, --timeout, --passphrase-file) go before or after the subcommand.",
+        version: BurrowVersion.line,
         subcommands: [
             InitCommand.self, WhoamiCommand.self, RelayCommand.self, PublishCommand.self, FetchCommand.self,
             KeyPackageCommand.self, GroupCommand.self, InviteCommand.self, SyncCommand.self, RunCommand.self, ChatCommand.self, LocationCommand.self,

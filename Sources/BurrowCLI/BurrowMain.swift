@@ -22,7 +22,12 @@ public enum BurrowMain {
             exit(exitCode.rawValue)
         } catch {
             if Burrow.exitCode(for: error) == .success {
-                Console.out(Burrow.fullMessage(for: error))
+                if arguments.contains("--version"), Arguments.wantsJSON(arguments) {
+                    Console.out(JSONOutput.object([("ok", .bool(true)), ("version", .string(BurrowVersion.program)),
+                                                   ("description", .string(BurrowVersion.line))]).serialized)
+                } else {
+                    Console.out(Burrow.fullMessage(for: error))
+                }
                 exit(0)
             }
             let message = Burrow.message(for: error)

@@ -8,6 +8,8 @@ import Store
 public struct SentMessage: Sendable {
     public let eventID: EventID
     public let messageID: EventID
+    /// The group's name as the sender sees it (for "sent to Family").
+    public let groupName: String
 }
 
 /// An event of ours stored and queued in the outbox, not published yet: the store half of
@@ -17,6 +19,7 @@ public struct StagedMessage: Sendable {
     public let rumor: Rumor
     /// Where it is to be published.
     public let relays: [String]
+    public let groupName: String
 }
 
 /// Sending chat and locations; reading messages, locations and leave requests.
@@ -61,11 +64,11 @@ extension BurrowNode {
         let carried = await carryOnMesh(staged.event)
         do { try await publishAccepted(staged.event, to: staged.relays, timeout: timeout) } catch where carried {
             logger.info("no relay took the message; the mesh carried it and it stays queued for the relays")
-            return SentMessage(eventID: staged.event.id, messageID: staged.rumor.id)
+            return SentMessage(eventID: staged.event.id, messageID: staged.rumor.id, groupName: staged.groupName)
         }
         Failpoint.messagePublished.check()
         try store.transaction { try $0.outbox.setState(eventID: staged.event.id.bytes, .sent) }
-        return SentMessage(eventID: staged.event.id, messageID: staged.rumor.id)
+        return SentMessage(eventID: staged.event.id, messageID: staged.rumor.id, groupName: staged.groupName)
     }
 
     /// The store half of sending: the inner event `make` builds (given the time) is sealed into
@@ -75,7 +78,7 @@ extension BurrowNode {
         var rng = SystemRandomNumberGenerator()
         let now = Self.now()
         let ours = try relays()
-        let (event, rumor, urls) = try store.transaction { tx -> (Event, Rumor, [String]) in
+        let (event, rumor, urls, name) = try store.transaction { tx -> (Event, Rumor, [String], String) in
             var loaded = try loadGroup(mlsGroupID: id, in: tx)
             guard loaded.row.state == .active || loaded.row.state == .leaving else {
                 throw NodeError.invalidInput("the group is \(loaded.row.state.rawValue)")
@@ -91,9 +94,9 @@ extension BurrowNode {
             let urls = relayURLs(for: loaded.group, ours: ours)
             try tx.outbox.insert(OutboxEntry(eventID: event.id.bytes, mlsGroupID: id.bytes, purpose: .message, json: event.jsonString,
                                              relays: urls, createdAt: now))
-            return (event, rumor, urls)
+            return (event, rumor, urls, loaded.group.data.name)
         }
-        return StagedMessage(event: event, rumor: rumor, relays: urls)
+        return StagedMessage(event: event, rumor: rumor, relays: urls, groupName: name)
     }
 
     // MARK: Reading

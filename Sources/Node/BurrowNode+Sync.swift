@@ -158,11 +158,13 @@ extension BurrowNode {
                 throw NodeError.invalidInput("the welcome's group reuses the nostr_group_id of another group of ours")
             }
             if let existing = try tx.groups.get(mlsGroupID: group.mlsGroupID.bytes), existing.state != .declined {
-                // A welcome into a newer epoch than ours re-adds us (we were removed, or our
-                // branch lost a race); one for our epoch or older is a replay.
+                // A welcome to a group we are no longer in (removed, or we left) is a new
+                // invitation: accepting it starts a fresh MLS state, the old messages stay as
+                // history. One into a newer epoch than ours re-adds us (our branch lost a
+                // race); one for our epoch or older is a replay.
                 let current = try LoadedGroup(existing)
-                guard existing.state == .active || existing.state == .leaving || existing.state == .removed,
-                      group.epoch > current.group.epoch || existing.state == .removed else {
+                let noLongerMember = existing.state == .removed || existing.state == .left
+                guard noLongerMember || (existing.state == .active || existing.state == .leaving) && group.epoch > current.group.epoch else {
                     throw NodeError.invalidInput("duplicate welcome for a group that is already \(existing.state.rawValue)")
                 }
                 try tx.invites.insert(StoredInvite(

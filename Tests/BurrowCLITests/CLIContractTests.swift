@@ -56,6 +56,19 @@ final class CLIContractTests: XCTestCase {
         }
     }
 
+    /// `burrow --version` (issue 22, item 11): the version and the protocols, no home needed.
+    func testVersion() throws {
+        let plain = try burrow(["--version"])
+        XCTAssertEqual(plain.status, 0, plain.stderr)
+        XCTAssertTrue(plain.stdout.hasPrefix("burrow 0."), plain.stdout)
+        XCTAssertTrue(plain.stdout.contains("MDK 0.8.0"), plain.stdout)
+        let json = try burrow(["--version", "--json"])
+        XCTAssertEqual(json.status, 0)
+        let object = try json.json()
+        XCTAssertEqual(object["ok"] as? Bool, true)
+        XCTAssertEqual((object["version"] as? String).map { plain.stdout.contains($0) }, true)
+    }
+
     func testInitImportsAnNsecFromStdinAndFromAFile() throws {
         // BIP-340 vector 1's secret key; its x-only public key is known.
         let secretHex = "b7e151628aed2a6abf7158809cf4f3c762e7160f38b4da56a784d9045190cfef"

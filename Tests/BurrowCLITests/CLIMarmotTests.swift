@@ -56,6 +56,13 @@ final class CLIMarmotTests: XCTestCase, @unchecked Sendable {
             get throws { try XCTUnwrap(try ok(["whoami"])["pubkey"] as? String) }
         }
 
+        /// What a person reads: the command's human output (no --json), required to succeed.
+        func human(_ args: [String], file: StaticString = #filePath, line: UInt = #line) throws -> String {
+            let r = try BurrowProcess.run(args + ["--home", path, "--passphrase-file", test.passFile.path, "--timeout", "5"])
+            XCTAssertEqual(r.status, 0, "\(name) \(args): \(r.stdout) \(r.stderr)", file: file, line: line)
+            return r.stdout
+        }
+
         func group(_ group: String) throws -> [String: Any] { try XCTUnwrap(try ok(["group", "show", group])["group"] as? [String: Any]) }
     }
 
@@ -144,6 +151,18 @@ final class CLIMarmotTests: XCTestCase, @unchecked Sendable {
         let southWest = try XCTUnwrap(try alice.ok(["locations", "Family"])["locations"] as? [[String: Any]]).first { $0["member"] as? String == b }
         XCTAssertEqual(southWest?["lat"] as? Double, -33.8688)
         XCTAssertEqual(southWest?["lon"] as? Double, -74.006)
+        // People read the group's name, not ids (issue 22, items 9 and 12): "sent to Family";
+        // a location says what was shared, battery when given, no "±0 m" for an unknown accuracy.
+        XCTAssertEqual(try bob.human(["chat", "Family", "hello in words"]).trimmingCharacters(in: .whitespacesAndNewlines), "sent to Family")
+        XCTAssertEqual(try bob.human(["location", "Family", "--lat", "40.7", "--lon", "-74.0", "--batt", "81"])
+                        .trimmingCharacters(in: .whitespacesAndNewlines), "location shared with Family: 40.70000, -74.00000, battery 81%")
+        XCTAssertEqual(try bob.human(["location", "Family", "--lat", "40.7", "--lon", "-74.0", "--acc", "12"])
+                        .trimmingCharacters(in: .whitespacesAndNewlines), "location shared with Family: 40.70000, -74.00000 ±12 m")
+        let shared = try bob.ok(["location", "Family", "--lat", "-33.8688", "--lon", "-74.006", "--alt", "-12", "--acc", "8", "--batt", "64"])
+        let sharedLocation = try XCTUnwrap(shared["location"] as? [String: Any])
+        XCTAssertEqual(sharedLocation["batt"] as? Int, 64)
+        XCTAssertEqual(sharedLocation["lat"] as? Double, -33.8688)
+        XCTAssertEqual(shared["group_name"] as? String, "Family")
         // A negative accuracy or battery is refused with a clear error, not "missing value".
         try bob.fails(["location", "Family", "--lat", "1", "--lon", "1", "--acc", "-5"], "invalid_input")
         try bob.fails(["location", "Family", "--lat", "1", "--lon", "1", "--batt", "-1"], "invalid_input")
@@ -199,6 +218,30 @@ final class CLIMarmotTests: XCTestCase, @unchecked Sendable {
         try bob.ok(["group", "admins", gid, "--remove", b])
         try alice.ok(["sync"])
         try alice.fails(["leave", gid], "last_admin")
+
+        // Carol is welcome back (issue 22, item 2): a welcome to a group she left is a new
+        // invite, listed with nothing refused; accepting it gives her a fresh state at the
+        // group's epoch, and her old messages stay as history.
+        try alice.ok(["group", "add", gid, c])
+        let back = try carol.ok(["invite", "list", "--sync"])
+        let reinvites = try XCTUnwrap(back["invites"] as? [[String: Any]])
+        XCTAssertEqual(reinvites.map { $0["nostr_group_id"] as? String }, [gid])
+        XCTAssertEqual((back["sync_errors"] as? [Any])?.count, 0, "\(back)")
+        XCTAssertTrue(try carol.human(["invite", "list"]).contains("Family 2"))
+        let rejoined = try XCTUnwrap(try carol.ok(["invite", "accept", try XCTUnwrap(reinvites[0]["id"] as? String)])["group"] as? [String: Any])
+        XCTAssertEqual(rejoined["state"] as? String, "active")
+        XCTAssertEqual(rejoined["epoch"] as? Int, try alice.group(gid)["epoch"] as? Int)
+        XCTAssertEqual(Set(try XCTUnwrap(rejoined["members"] as? [String])), [a, b, c])
+        try alice.ok(["chat", gid, "welcome back carol"])
+        try carol.ok(["chat", gid, "glad to be back"])
+        try carol.ok(["sync"])
+        let carolTexts = try XCTUnwrap(try carol.ok(["messages", gid])["messages"] as? [[String: Any]]).compactMap { $0["text"] as? String }
+        XCTAssertTrue(carolTexts.contains("carol here"), "the old history stays")
+        XCTAssertTrue(carolTexts.contains("welcome back carol"))
+        try alice.ok(["sync"])
+        XCTAssertTrue(try XCTUnwrap(try alice.ok(["messages", gid])["messages"] as? [[String: Any]]).contains {
+            $0["sender"] as? String == c && $0["text"] as? String == "glad to be back"
+        })
     }
 
     func testGroupResolutionAndInviteErrors() throws {

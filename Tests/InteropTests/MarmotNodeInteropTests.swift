@@ -230,6 +230,27 @@ class MarmotInteropFlows: XCTestCase {
         XCTAssertEqual(try home.group(gid)["state"] as? String, "left")
         let aliceFinal = try await alice.group(gid)
         XCTAssertEqual(aliceFinal.members, [alice.pubkey])
+
+        // MDK's admin adds Burrow back (issue 22, item 2): the welcome to a group Burrow left is
+        // a new invite; accepted, Burrow is at MDK's epoch and reads and writes again.
+        _ = try await alice.addMembers(group: gid, invitees: [me])
+        let back = try home.ok(["invite", "list", "--sync"])
+        let invites = try XCTUnwrap(back["invites"] as? [[String: Any]])
+        XCTAssertEqual(invites.map { $0["nostr_group_id"] as? String }, [gid])
+        XCTAssertEqual((back["sync_errors"] as? [Any])?.count, 0, "\(back)")
+        let rejoined = try XCTUnwrap(try home.ok(["invite", "accept", try XCTUnwrap(invites[0]["id"] as? String)])["group"] as? [String: Any])
+        let aliceAgain = try await alice.group(gid)
+        XCTAssertEqual(rejoined["state"] as? String, "active")
+        XCTAssertEqual(rejoined["epoch"] as? Int, aliceAgain.epoch)
+        _ = try await alice.send(group: gid, kind: 9, content: "welcome back")
+        try home.ok(["chat", gid, "thanks for having me back"])
+        try home.ok(["sync"])
+        let texts = try home.messages(gid).compactMap { $0["text"] as? String }
+        XCTAssertTrue(texts.contains("welcome back"))
+        XCTAssertTrue(texts.contains("just us now"), "the history from before leaving stays")
+        _ = try await alice.sync()
+        let aliceHas = try await alice.messages(group: gid)
+        XCTAssertTrue(aliceHas.contains { $0.sender == me && $0.content == "thanks for having me back" })
     }
 
     /// Burrow stops mid-conversation; MDK advances two epochs and keeps talking; Burrow's next

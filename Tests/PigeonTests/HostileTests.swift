@@ -65,7 +65,9 @@ final class HostileTests: XCTestCase {
         let expired = bob.state.expire(now: t0 + 11 + DoubleRatchet.skippedKeyLifetimeMs + 10)
         XCTAssertEqual(expired.state.ratchetSnapshot(with: alice.id)?.1.skippedCount, 0)
         // The session's skipped keys, and the seen-ephemeral entry of Alice's handshake1 (24 h).
-        XCTAssertEqual(expired.changes, [.session(try XCTUnwrap(bob.state.currentSession(with: alice.id)).id), .seenCache])
+        let aliceEphemeral = try XCTUnwrap(bob.state.seen.entries.keys.first)
+        XCTAssertEqual(expired.changes, [.session(try XCTUnwrap(bob.state.currentSession(with: alice.id)).id), .seenEntry(aliceEphemeral)])
+        XCTAssertNil(expired.state.record(.seenEntry(aliceEphemeral)), "the expired entry's record is deleted")
     }
 
     func testStaleAndFutureHandshake1() throws {

@@ -95,7 +95,9 @@ final class StateCodecTests: XCTestCase {
         try zed.add(bob)
         let hello = try zed.start(bob, now: t0 + 13)
         let answered = try bob.state.deliver(frame: hello, now: t0 + 14, keys: &bob.keys)
-        XCTAssertEqual(answered.changes, [.pending(SessionID(valid: Array(hello[2..<18]))), .seenCache])
+        // The new pending state and the one seen-cache entry of Zed's e_i (not the whole cache).
+        let zedEphemeral = try X25519PublicKey(bytes: Array(hello[18..<50]))
+        XCTAssertEqual(answered.changes, [.pending(SessionID(valid: Array(hello[2..<18]))), .seenEntry(zedEphemeral)])
         // Writing the changed records over the old ones gives the new state.
         var records = bob.state.records
         for key in answered.changes { records[key] = answered.state.record(key) }

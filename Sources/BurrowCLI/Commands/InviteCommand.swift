@@ -13,12 +13,17 @@ struct InviteCommand: AsyncParsableCommand {
         @OptionGroup var freshness: SyncFlag
 
         func execute() async throws -> CommandOutput {
-            let invites = try await NodeOpener.with(globals) { node in
-                try await freshness.apply(node, globals)
-                return try node.invites()
+            let (invites, issues) = try await NodeOpener.with(globals) { node in
+                let issues = try await freshness.apply(node, globals)
+                return (try node.invites(), issues)
             }
-            return CommandOutput(fields: [("invites", .array(invites.map(MarmotOutput.invite)))],
-                                 human: invites.isEmpty ? "(no invites)" : invites.map(MarmotOutput.inviteText).joined(separator: "\n"))
+            // What the sync refused is shown too: a welcome we could not take is an invite
+            // someone sent that would otherwise vanish without a word.
+            var human = invites.isEmpty ? "(no invites)" : invites.map(MarmotOutput.inviteText).joined(separator: "\n")
+            for issue in issues { human += "\n  sync skipped \(issue.eventID.prefix(16)): \(issue.reason)" }
+            var fields: [(String, JSONOutput)] = [("invites", .array(invites.map(MarmotOutput.invite)))]
+            if freshness.sync { fields.append(("sync_errors", .array(issues.map(MarmotOutput.issue)))) }
+            return CommandOutput(fields: fields, human: human)
         }
     }
 

@@ -34,7 +34,10 @@ extension KeyArgument {
 struct SyncFlag: ParsableArguments {
     @Flag(name: .customLong("sync"), help: "Sync with the relays first.") var sync = false
 
-    func apply(_ node: BurrowNode, _ globals: GlobalOptions) async throws {
-        if sync { _ = try await node.sync(timeout: globals.timeoutDuration) }
+    /// Syncs when asked; what the sync refused, for the commands that show it.
+    @discardableResult
+    func apply(_ node: BurrowNode, _ globals: GlobalOptions) async throws -> [SyncIssue] {
+        guard sync else { return [] }
+        return try await node.sync(timeout: globals.timeoutDuration).errors
     }
 }

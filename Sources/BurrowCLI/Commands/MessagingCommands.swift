@@ -11,7 +11,7 @@ struct ChatCommand: BurrowCommand {
 
     func execute() async throws -> CommandOutput {
         let sent = try await NodeOpener.with(globals) { try await $0.chat(group, text: text, timeout: globals.timeoutDuration) }
-        return SentOutput.of(sent)
+        return CommandOutput(fields: SentOutput.ids(sent), human: "sent to \(TerminalText.sanitized(sent.groupName))")
     }
 }
 
@@ -31,14 +31,22 @@ struct LocationCommand: BurrowCommand {
             try await $0.shareLocation(group, latitude: lat, longitude: lon, altitude: alt, accuracy: acc, battery: batt.map(Int64.init),
                                        timeout: globals.timeoutDuration)
         }
-        return SentOutput.of(sent)
+        var location: [(String, JSONOutput)] = [("lat", .double(lat)), ("lon", .double(lon))]
+        if let alt { location.append(("alt", .double(alt))) }
+        if let acc { location.append(("acc", .double(acc))) }
+        if let batt { location.append(("batt", .int(Int64(batt)))) }
+        // Accuracy and battery only when given: "±0 m" would claim a precision nobody measured.
+        var human = "location shared with \(TerminalText.sanitized(sent.groupName)): " + String(format: "%.5f, %.5f", lat, lon)
+        if let acc { human += String(format: " ±%.0f m", acc) }
+        if let batt { human += ", battery \(batt)%" }
+        return CommandOutput(fields: SentOutput.ids(sent) + [("location", .object(location))], human: human)
     }
 }
 
 enum SentOutput {
-    static func of(_ sent: SentMessage) -> CommandOutput {
-        CommandOutput(fields: [("event_id", .string(sent.eventID.hex)), ("message_id", .string(sent.messageID.hex))],
-                      human: "sent \(sent.messageID.hex) in event \(sent.eventID.hex)")
+    /// The ids a script needs; people read the group's name instead.
+    static func ids(_ sent: SentMessage) -> [(String, JSONOutput)] {
+        [("event_id", .string(sent.eventID.hex)), ("message_id", .string(sent.messageID.hex)), ("group_name", .string(sent.groupName))]
     }
 }
 

@@ -180,7 +180,7 @@ extension PigeonState {
         record.lastRecoveryHandshakeAt = now
         var state = self
         state.contacts[contact] = record
-        return PigeonTransition(state: state, output: true, changes: changes(to: state))
+        return transition(to: state, output: true)
     }
 
     // MARK: Upkeep
@@ -201,7 +201,7 @@ extension PigeonState {
             updated.ratchet.expireSkippedKeys(now: now)
             if updated != session { state.sessions[id] = updated }
         }
-        return PigeonTransition(state: state, output: (), changes: changes(to: state))
+        return transition(to: state, output: ())
     }
 
     // MARK: Inspection (the vectors' `state` step)

@@ -88,7 +88,10 @@ extension PigeonTransition: Equatable where Output: Equatable {}
 /// One persisted record of the engine's state, as the store keys it.
 public enum PigeonRecordKey: Sendable, Hashable, CustomStringConvertible {
     case local
+    /// The seen-ephemeral cache's floors (and, in records of earlier versions, its entries).
     case seenCache
+    /// One entry of the seen-ephemeral cache.
+    case seenEntry(X25519PublicKey)
     case contact(Ed25519PublicKey)
     case session(SessionID)
     case pending(SessionID)
@@ -99,6 +102,7 @@ public enum PigeonRecordKey: Sendable, Hashable, CustomStringConvertible {
         switch self {
         case .local: return "local"
         case .seenCache: return "seen"
+        case .seenEntry(let e): return "seen:\(e.description)"
         case .contact(let key): return "contact:\(key.hex)"
         case .session(let id): return "session:\(id.hex)"
         case .pending(let id): return "pending:\(id.hex)"
@@ -115,6 +119,9 @@ public enum PigeonRecordKey: Sendable, Hashable, CustomStringConvertible {
         }
         guard let colon = text.firstIndex(of: ":"), let bytes = try? Hex.decode(String(text[text.index(after: colon)...])) else { return nil }
         switch text[..<colon] {
+        case "seen":
+            guard let e = try? X25519PublicKey(bytes: bytes) else { return nil }
+            self = .seenEntry(e)
         case "contact":
             guard let key = try? Ed25519PublicKey(bytes: bytes) else { return nil }
             self = .contact(key)
@@ -140,16 +147,30 @@ public enum PigeonRecordKey: Sendable, Hashable, CustomStringConvertible {
 }
 
 extension PigeonState {
-    /// The records that differ between `self` and `other` (written or deleted).
+    /// The records that differ between `self` and `other` (written or deleted). The seen
+    /// cache's entries are the ones `other` touched since `self`, not a comparison of ~20,000.
     func changes(to other: PigeonState) -> Set<PigeonRecordKey> {
         var out: Set<PigeonRecordKey> = []
         if local != other.local { out.insert(.local) }
-        if seen != other.seen { out.insert(.seenCache) }
+        if seen.floor != other.seen.floor || seen.strangerFloor != other.seen.strangerFloor || other.seen.fromSingleRecord {
+            out.insert(.seenCache)
+        }
+        for e in other.seen.touched { out.insert(.seenEntry(e)) }
         for key in Set(contacts.keys).union(other.contacts.keys) where contacts[key] != other.contacts[key] { out.insert(.contact(key)) }
         for key in Set(sessions.keys).union(other.sessions.keys) where sessions[key] != other.sessions[key] { out.insert(.session(key)) }
         for key in Set(pending.keys).union(other.pending.keys) where pending[key] != other.pending[key] { out.insert(.pending(key)) }
         for key in Set(held.keys).union(other.held.keys) where held[key] != other.held[key] { out.insert(.held(key)) }
         return out
+    }
+
+    /// The transition from `self` to `state`: its changes, and `state` with the seen cache's
+    /// bookkeeping cleared (what it noted is in `changes` now).
+    func transition<Output>(to state: PigeonState, output: Output) -> PigeonTransition<Output> {
+        let changes = changes(to: state)
+        var settled = state
+        settled.seen.touched = []
+        settled.seen.fromSingleRecord = false
+        return PigeonTransition(state: settled, output: output, changes: changes)
     }
 
     /// Runs `body` on a copy of the state and of the key source; commits both only if it
@@ -161,12 +182,12 @@ extension PigeonState {
         var scratchKeys = keys
         let output = try body(&state, &scratchKeys)
         keys = scratchKeys
-        return PigeonTransition(state: state, output: output, changes: changes(to: state))
+        return transition(to: state, output: output)
     }
 
     func transition<Output>(_ body: (inout PigeonState) throws(PigeonError) -> Output) throws(PigeonError) -> PigeonTransition<Output> {
         var state = self
         let output = try body(&state)
-        return PigeonTransition(state: state, output: output, changes: changes(to: state))
+        return transition(to: state, output: output)
     }
 }

@@ -127,7 +127,12 @@ public struct ResponderPending: Sendable, Equatable {
 /// the soonest-expiring entry leaves and the floor rises to its ts — but never past the time of
 /// that insertion, so future-dated handshake1s (ts up to now + 5 min) cannot make every honest
 /// one stale. Strangers' handshake1s have their own entries and floor (`StrangerLimits`).
-public struct SeenEphemeralCache: Sendable, Equatable {
+///
+/// Each entry is its own store record (`PigeonRecordKey.seenEntry`) and the floors another
+/// (`.seenCache`): a full cache is ~20,000 entries, and rewriting it whole after every
+/// handshake1 cost ~820 KB of writes each (issue 19, finding 5). The cache notes which entries
+/// a transition touched (`touched`, not part of its value) so only those are written.
+public struct SeenEphemeralCache: Sendable {
     public static let capacity = 16_384
 
     /// e_i → handshake1 ts, for contacts' handshake1s.
@@ -138,6 +143,11 @@ public struct SeenEphemeralCache: Sendable, Equatable {
     var strangerEntries: [X25519PublicKey: UInt64] = [:]
     /// A stranger's handshake1 with ts ≤ strangerFloor is stale.
     public internal(set) var strangerFloor: UInt64 = 0
+    /// Entries inserted or removed since the last transition ended (records to write).
+    var touched: Set<X25519PublicKey> = []
+    /// Decoded from the single record of earlier versions: every entry is to be written as its
+    /// own record, and the old record rewritten with the floors only.
+    var fromSingleRecord = false
 
     public var count: Int { entries.count + strangerEntries.count }
 
@@ -145,28 +155,63 @@ public struct SeenEphemeralCache: Sendable, Equatable {
 
     func staleFloor(for origin: FrameOrigin) -> UInt64 { origin.isStranger ? strangerFloor : floor }
 
+    /// The stored form of one entry: its ts and whether a stranger's handshake1 put it there.
+    func entry(_ e: X25519PublicKey) -> (timestamp: UInt64, stranger: Bool)? {
+        if let ts = entries[e] { return (ts, false) }
+        if let ts = strangerEntries[e] { return (ts, true) }
+        return nil
+    }
+
     mutating func expire(now: UInt64) {
-        entries = entries.filter { $0.value + PigeonLimits.handshakeWindowMs >= now }
-        strangerEntries = strangerEntries.filter { $0.value + PigeonLimits.handshakeWindowMs >= now }
+        for (e, ts) in entries where ts + PigeonLimits.handshakeWindowMs < now {
+            entries[e] = nil
+            touched.insert(e)
+        }
+        for (e, ts) in strangerEntries where ts + PigeonLimits.handshakeWindowMs < now {
+            strangerEntries[e] = nil
+            touched.insert(e)
+        }
     }
 
     mutating func insert(_ e: X25519PublicKey, timestamp: UInt64, origin: FrameOrigin = .contact, now: UInt64) {
         if origin.isStranger {
-            Self.insert(e, timestamp: timestamp, into: &strangerEntries, floor: &strangerFloor, capacity: StrangerLimits.seenCapacity, now: now)
+            Self.insert(e, timestamp: timestamp, into: &strangerEntries, floor: &strangerFloor, capacity: StrangerLimits.seenCapacity,
+                        now: now, touched: &touched)
         } else {
-            Self.insert(e, timestamp: timestamp, into: &entries, floor: &floor, capacity: Self.capacity, now: now)
+            Self.insert(e, timestamp: timestamp, into: &entries, floor: &floor, capacity: Self.capacity, now: now, touched: &touched)
         }
     }
 
+    /// Restores one stored entry (decoding); false when its part of the cache is already full.
+    mutating func restore(_ e: X25519PublicKey, timestamp: UInt64, stranger: Bool) -> Bool {
+        if stranger {
+            guard strangerEntries.count < StrangerLimits.seenCapacity, entries[e] == nil else { return false }
+            strangerEntries[e] = timestamp
+        } else {
+            guard entries.count < Self.capacity, strangerEntries[e] == nil else { return false }
+            entries[e] = timestamp
+        }
+        return true
+    }
+
     private static func insert(_ e: X25519PublicKey, timestamp: UInt64, into entries: inout [X25519PublicKey: UInt64],
-                               floor: inout UInt64, capacity: Int, now: UInt64) {
+                               floor: inout UInt64, capacity: Int, now: UInt64, touched: inout Set<X25519PublicKey>) {
         while entries.count >= capacity, let soonest = entries.min(by: {
             $0.value < $1.value || ($0.value == $1.value && $0.key.bytes.lexicographicallyPrecedes($1.key.bytes))
         }) {
             floor = max(floor, min(soonest.value, now))
             entries[soonest.key] = nil
+            touched.insert(soonest.key)
         }
         entries[e] = timestamp
+        touched.insert(e)
+    }
+}
+
+extension SeenEphemeralCache: Equatable {
+    /// The cache's value: entries and floors, not the bookkeeping of what to write.
+    public static func == (a: Self, b: Self) -> Bool {
+        a.floor == b.floor && a.strangerFloor == b.strangerFloor && a.entries == b.entries && a.strangerEntries == b.strangerEntries
     }
 }
 

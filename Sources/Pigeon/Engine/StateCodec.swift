@@ -366,21 +366,18 @@ enum HeldFramesCodec {
 }
 
 extension SeenEphemeralCache {
+    /// The floors record: floor ‖ 0 ‖ (strangerFloor ‖ 0, only when non-zero). The entries are
+    /// records of their own (`entryRecord`); records of earlier versions carried them here, in
+    /// place of the zero counts, and still decode.
     public var encoded: [UInt8] {
         var w = RecordWriter()
-        Self.write(entries, floor: floor, to: &w)
-        // The strangers' part follows, only when there is one (older records end above).
-        if !strangerEntries.isEmpty || strangerFloor != 0 { Self.write(strangerEntries, floor: strangerFloor, to: &w) }
-        return w.bytes
-    }
-
-    private static func write(_ entries: [X25519PublicKey: UInt64], floor: UInt64, to w: inout RecordWriter) {
         w.u64(floor)
-        w.u32(UInt32(clamping: entries.count))
-        for (key, ts) in entries.sorted(by: { $0.key.bytes.lexicographicallyPrecedes($1.key.bytes) }) {
-            w.raw(key.bytes)
-            w.u64(ts)
+        w.u32(0)
+        if strangerFloor != 0 {
+            w.u64(strangerFloor)
+            w.u32(0)
         }
+        return w.bytes
     }
 
     public init(encoded bytes: [UInt8]) throws(PigeonStateError) {
@@ -392,6 +389,10 @@ extension SeenEphemeralCache {
             guard !strangerEntries.isEmpty || strangerFloor != 0 else { throw r.fail("empty strangers' part") }
         }
         try r.end()
+        if !entries.isEmpty || !strangerEntries.isEmpty {
+            fromSingleRecord = true
+            touched = Set(entries.keys).union(strangerEntries.keys)
+        }
     }
 
     private static func read(_ r: inout RecordReader, capacity: Int) throws(PigeonStateError) -> ([X25519PublicKey: UInt64], UInt64) {
@@ -406,6 +407,25 @@ extension SeenEphemeralCache {
         guard entries.count == count else { throw r.fail("duplicate entry") }
         return (entries, floor)
     }
+
+    /// One entry's record: ts ‖ origin (0 a contact's handshake1, 1 a stranger's).
+    func entryRecord(_ e: X25519PublicKey) -> [UInt8]? {
+        guard let (timestamp, stranger) = entry(e) else { return nil }
+        var w = RecordWriter()
+        w.u64(timestamp)
+        w.u8(stranger ? 1 : 0)
+        return w.bytes
+    }
+
+    /// Adds an entry read from its record.
+    mutating func restoreEntry(_ e: X25519PublicKey, record bytes: [UInt8]) throws(PigeonStateError) {
+        var r = try RecordReader(bytes, record: "seen entry")
+        let timestamp = try r.u64("ts")
+        let origin = try r.u8("origin")
+        guard origin <= 1 else { throw r.fail("origin") }
+        try r.end()
+        guard restore(e, timestamp: timestamp, stranger: origin == 1) else { throw r.fail("count") }
+    }
 }
 
 // MARK: - The whole state
@@ -416,6 +436,7 @@ extension PigeonState {
         switch key {
         case .local: return local.encoded
         case .seenCache: return seen.encoded
+        case .seenEntry(let e): return seen.entryRecord(e)
         case .contact(let k): return contacts[k]?.encoded
         case .session(let id): return sessions[id]?.encoded
         case .pending(let id): return pending[id]?.encoded
@@ -426,6 +447,7 @@ extension PigeonState {
     /// Every record of the state.
     public var records: [PigeonRecordKey: [UInt8]] {
         var keys: [PigeonRecordKey] = [.local, .seenCache]
+        keys += seen.entries.keys.map { .seenEntry($0) } + seen.strangerEntries.keys.map { .seenEntry($0) }
         keys += contacts.keys.map { .contact($0) }
         keys += sessions.keys.map { .session($0) }
         keys += pending.keys.map { .pending($0) }
@@ -445,6 +467,11 @@ extension PigeonState {
             switch key {
             case .local, .seenCache:
                 continue
+            case .seenEntry(let e):
+                // An entry both as a record and in an earlier version's single record: the
+                // record written last (its own) is the one a later transition kept.
+                if seen.fromSingleRecord, seen.contains(e) { continue }
+                try seen.restoreEntry(e, record: bytes)
             case .contact(let k):
                 let contact = try Contact(encoded: bytes)
                 guard contact.identityKey == k else { throw .keyMismatch(record: "contact") }
@@ -477,6 +504,7 @@ extension PigeonState {
             case .session(let id): w.u8(3); w.raw(id.bytes)
             case .pending(let id): w.u8(4); w.raw(id.bytes)
             case .held(let id): w.u8(5); w.raw(id.bytes)
+            case .seenEntry(let e): w.u8(6); w.raw(e.bytes)
             }
             w.blob(bytes)
         }
@@ -496,6 +524,7 @@ extension PigeonState {
             case 3: key = .session(try r.sessionID("session key"))
             case 4: key = .pending(try r.sessionID("pending key"))
             case 5: key = .held(try r.sessionID("held key"))
+            case 6: key = .seenEntry(try r.x25519Public("seen entry key"))
             default: throw r.fail("record tag")
             }
             guard records[key] == nil else { throw r.fail("duplicate record") }
