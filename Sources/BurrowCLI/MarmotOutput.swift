@@ -1,6 +1,7 @@
 import Foundation
 import Marmot
 import Node
+import Nostr
 
 /// JSON and text forms of the Marmot views (Docs/cli.md field names).
 enum MarmotOutput {
@@ -10,7 +11,29 @@ enum MarmotOutput {
             ("description", .string(g.description)), ("epoch", .int(Int64(clamping: g.epoch))),
             ("members", .array(g.members.map { .string($0) })), ("admins", .array(g.admins.map { .string($0) })),
             ("relays", .array(g.relays.map { .string($0) })), ("state", .string(g.state)),
-        ])
+            ("member_names", .object(g.members.compactMap { key in g.memberNames[key].map { (key, .string($0)) } })),
+        ] + (g.joined.isEmpty && g.left.isEmpty ? [] : [
+            ("joined", .array(g.joined.map { .string($0) })), ("left", .array(g.left.map { .string($0) })),
+        ]))
+    }
+
+    /// A person for people: the display name, else the start of the npub.
+    static func person(_ hex: String, _ names: [String: String]) -> String {
+        if let name = names[hex] { return TerminalText.sanitized(name) }
+        return npubPrefix(hex)
+    }
+
+    static func npubPrefix(_ hex: String) -> String {
+        guard let key = try? PublicKey(hex: hex) else { return String(hex.prefix(12)) }
+        return String(key.npub.prefix(16)) + "…"
+    }
+
+    /// A `run` line for a group update: who joined or left, else the group's new epoch.
+    static func groupChangeText(_ g: GroupView) -> String {
+        let name = TerminalText.sanitized(g.name.isEmpty ? "(unnamed)" : g.name)
+        var lines = g.joined.map { "\(person($0, g.memberNames)) joined \(name)" } + g.left.map { "\(person($0, g.memberNames)) left \(name)" }
+        if lines.isEmpty { lines = ["\(name) is now at epoch \(g.epoch) [\(g.state)]"] }
+        return lines.joined(separator: "\n")
     }
 
     static func groupText(_ g: GroupView) -> String {
@@ -18,8 +41,8 @@ enum MarmotOutput {
         \(g.name.isEmpty ? "(unnamed)" : g.name) [\(g.state)] epoch \(g.epoch)
           nostr_group_id \(g.nostrGroupID)
           mls_group_id   \(g.mlsGroupID)
-          members        \(g.members.joined(separator: ", "))
-          admins         \(g.admins.joined(separator: ", "))
+          members        \(g.members.map { person($0, g.memberNames) }.joined(separator: ", "))
+          admins         \(g.admins.map { person($0, g.memberNames) }.joined(separator: ", "))
           relays         \(g.relays.joined(separator: ", "))
         """ + (g.description.isEmpty ? "" : "\n  description    \(g.description)")
     }
@@ -28,11 +51,12 @@ enum MarmotOutput {
         .object([
             ("id", .string(i.id)), ("group_name", .string(i.groupName)), ("nostr_group_id", .string(i.nostrGroupID)),
             ("from", .string(i.from)), ("members", .array(i.members.map { .string($0) })),
-        ])
+        ] + (i.fromName.map { [("from_name", JSONOutput.string($0))] } ?? []))
     }
 
     static func inviteText(_ i: InviteView) -> String {
-        "invite \(i.id): \"\(i.groupName)\" from \(i.from), \(i.members.count) members"
+        "invite \(i.id.prefix(12)): \"\(TerminalText.sanitized(i.groupName))\" from \(i.fromName.map(TerminalText.sanitized) ?? npubPrefix(i.from)), "
+            + "\(i.members.count) members"
     }
 
     static func location(_ p: LocationPayload) -> JSONOutput {

@@ -272,6 +272,7 @@ extension BurrowNode {
     public func confirmCommit(_ staged: StagedCommit) throws -> GroupView {
         try store.transaction { tx -> GroupView in
             var loaded = try loadGroup(mlsGroupID: staged.mlsGroupID, in: tx)
+            let before = Set(loaded.group.members.map(\.hex))
             if loaded.group.mls.pendingCommit != nil {
                 let summary = try loaded.group.mergePendingCommit(published: staged.pending.event)
                 if summary.removedSelf { loaded.row.state = .left }
@@ -279,8 +280,19 @@ extension BurrowNode {
             loaded.row.syncSince = max(loaded.row.syncSince, staged.pending.event.createdAt)
             try loaded.save(tx)
             try tx.outbox.setState(eventID: staged.pending.event.id.bytes, .sent)
-            return loaded.view
+            return try withMembershipChange(loaded.namedView(tx: tx), before: before, tx: tx)
         }
+    }
+
+    /// `view` with who joined and who left since `before` (hex keys), named where we can.
+    func withMembershipChange(_ view: GroupView, before: Set<String>, tx: StoreTransaction) throws -> GroupView {
+        var view = view
+        let after = Set(view.members)
+        view.joined = after.subtracting(before).sorted()
+        view.left = before.subtracting(after).sorted()
+        let id = try Hex.decode(view.mlsGroupID)
+        for key in view.left { view.memberNames[key] = try tx.memberNames.name(pubkey: try Hex.decode(key), mlsGroupID: id) }
+        return view
     }
 
     /// Every relay refused the staged commit: it is dropped with its welcomes.

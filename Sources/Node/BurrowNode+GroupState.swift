@@ -14,6 +14,15 @@ extension LoadedGroup {
             admins: group.admins.map(\.hex), relays: group.data.relays.map(\.string),
             state: stale && row.state == .active ? "stale" : row.state.rawValue)
     }
+
+    /// The view with each member's display name (group nickname, else profile name).
+    func namedView(stale: Bool = false, tx: StoreTransaction) throws -> GroupView {
+        var view = view(stale: stale)
+        for member in group.members {
+            if let name = try tx.memberNames.name(pubkey: member.bytes, mlsGroupID: row.mlsGroupID) { view.memberNames[member.hex] = name }
+        }
+        return view
+    }
 }
 
 extension BurrowNode {
@@ -45,14 +54,16 @@ extension BurrowNode {
 
     public func groups() throws -> [GroupView] {
         try store.transaction { tx in
-            try tx.groups.list().filter { $0.state != .declined }.map { try LoadedGroup($0).view(stale: try isStale(MLSGroupID($0.mlsGroupID), tx)) }
+            try tx.groups.list().filter { $0.state != .declined }.map {
+                try LoadedGroup($0).namedView(stale: try isStale(MLSGroupID($0.mlsGroupID), tx), tx: tx)
+            }
         }
     }
 
     public func group(_ text: String) throws -> GroupView {
         try store.transaction { tx in
             let loaded = try resolveGroup(text, in: tx)
-            return loaded.view(stale: try isStale(loaded.group.mlsGroupID, tx))
+            return try loaded.namedView(stale: try isStale(loaded.group.mlsGroupID, tx), tx: tx)
         }
     }
 

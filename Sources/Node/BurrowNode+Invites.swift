@@ -78,8 +78,10 @@ extension BurrowNode {
 
     func inviteView(_ invite: StoredInvite, tx: StoreTransaction) throws -> InviteView {
         let loaded = try loadGroup(mlsGroupID: MLSGroupID(invite.mlsGroupID), in: tx)
-        return InviteView(id: Hex.encode(invite.wrapperID), groupName: loaded.group.data.name,
-                          nostrGroupID: loaded.group.nostrGroupID.hex, from: Hex.encode(invite.inviter),
-                          members: loaded.group.members.map(\.hex))
+        var view = InviteView(id: Hex.encode(invite.wrapperID), groupName: loaded.group.data.name,
+                              nostrGroupID: loaded.group.nostrGroupID.hex, from: Hex.encode(invite.inviter),
+                              members: loaded.group.members.map(\.hex))
+        view.fromName = try tx.memberNames.name(pubkey: invite.inviter, mlsGroupID: [])
+        return view
     }
 }

@@ -21,7 +21,31 @@ extension BurrowNode {
         return urls
     }
 
-    /// Gift wraps to us, and the group events of every group we read.
+    /// Fetches the profiles of members who just joined, so the update says "Dave joined
+    /// Family" rather than a key (a short wait: the line is not held up by a silent relay).
+    func nameNewMembers(in report: inout SyncReport, timeout: Duration) async {
+        var unnamed: [PublicKey] = []
+        for case .group(let view) in report.updates {
+            for key in view.joined where view.memberNames[key] == nil { if let k = try? PublicKey(hex: key) { unnamed.append(k) } }
+        }
+        guard !unnamed.isEmpty else { return }
+        await fetchProfiles(of: unnamed, timeout: min(timeout, .seconds(3)))
+        report.updates = report.updates.map { update in
+            guard case .group(var view) = update, let id = try? Hex.decode(view.mlsGroupID) else { return update }
+            for key in view.joined where view.memberNames[key] == nil {
+                if let bytes = try? Hex.decode(key), let name = try? store.transaction({ try $0.memberNames.name(pubkey: bytes, mlsGroupID: id) }) {
+                    view.memberNames[key] = name
+                }
+            }
+            return .group(view)
+        }
+    }
+
+    /// At most this many people's profiles are followed live (the rest at each sync).
+    static let liveProfileAuthors = 500
+
+    /// Gift wraps to us, the group events of every group we read, and new profiles of the
+    /// people we show.
     public func liveFilters() throws -> [Filter] {
         let now = Self.now()
         var filters = [Filter(kinds: [Kind.giftWrap], since: now - Self.giftWrapMargin, tags: ["p": [publicKey.hex]])]
@@ -29,6 +53,9 @@ extension BurrowNode {
             try tx.groups.list().filter { $0.state == .active || $0.state == .leaving }.map { Hex.encode($0.nostrGroupID) }
         }
         if !ids.isEmpty { filters.append(Filter(kinds: [MarmotKind.groupEvent], since: now - Self.groupEventMargin, tags: ["h": ids.sorted()])) }
+        // New profiles of the people we show, so a name set while we run shows at once.
+        let people = unique(peopleWeShow()).prefix(Self.liveProfileAuthors).map { $0 }
+        filters.append(Filter(authors: people, kinds: [0], limit: people.count))
         return filters
     }
 
@@ -40,6 +67,11 @@ extension BurrowNode {
         switch event.kind {
         case Kind.giftWrap:
             report = await handleLiveGiftWraps([event], timeout: timeout)
+        case 0:
+            // Only the people we show (the filter asks for no one else; a relay may send more).
+            if peopleWeShow().contains(event.pubkey) {
+                _ = try? store.transaction { try keepProfile(event, tx: $0) }
+            }
         case MarmotKind.groupEvent:
             // A commit of ours whose OK was lost is settled first: the relays may hold it.
             await recoverPendingCommits(timeout: timeout)
@@ -48,6 +80,7 @@ extension BurrowNode {
             resubscribe = !changed.isEmpty
             await carryOutEffects(timeout: timeout, report: &report)
             await flushOutbox(timeout: timeout)
+            await nameNewMembers(in: &report, timeout: timeout)
         default:
             break
         }

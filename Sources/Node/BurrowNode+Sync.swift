@@ -381,7 +381,11 @@ extension BurrowNode {
                     for case .retryIntent(_, let lost) in change.effects { try tx.commitIntents.markLost(commitEventID: lost.bytes) }
                     effects = change.effects
                     applied = true
-                    if change.epochChanged { updates.append(.group(change.group.view)) }
+                    if change.epochChanged {
+                        // Who came and went with this commit, for "Dave joined Family" lines.
+                        updates.append(.group(try withMembershipChange(change.group.namedView(tx: tx),
+                                                                       before: Set(change.membersBefore.map(\.hex)), tx: tx)))
+                    }
                     return .done(epochChanged: change.epochChanged,
                                  nostrGroupIDChanged: change.nostrGroupIDChanged ? change.group.group.mlsGroupID : nil)
                 }
@@ -544,20 +548,10 @@ extension BurrowNode {
         }
     }
 
-    /// Reads kind-0 profile names of the members of our groups (a nickname still wins).
+    /// Reads the kind-0 profiles of the people we show: members of our groups and pending
+    /// invites, inviters, ourselves (a group nickname still wins over a profile name).
     func fetchProfileNames(timeout: Duration) async {
-        guard let members = try? store.transaction({ tx in
-            try tx.groups.list().filter { $0.state == .active || $0.state == .leaving }.map { try LoadedGroup($0) }.flatMap(\.group.members)
-        }) else { return }
-        let keys = unique(members + [publicKey])
-        guard !keys.isEmpty, let urls = try? relays(),
-              let events = try? await fetchEvents(Filter(authors: keys, kinds: [0]), from: urls, timeout: timeout) else { return }
-        for event in events.sorted(by: Self.createdAtOrder) {
-            guard let profile = try? JSONValue.parse(event.content) else { continue }
-            let name = profile["display_name"]?.stringValue.flatMap { $0.isEmpty ? nil : $0 } ?? profile["name"]?.stringValue
-            guard let text = name, !text.isEmpty else { continue }
-            _ = try? store.transaction { try $0.memberNames.set(pubkey: event.pubkey.bytes, mlsGroupID: [], name: text, at: event.createdAt) }
-        }
+        await fetchProfiles(of: peopleWeShow(), timeout: timeout)
     }
 
     /// A member whose missed commits fell out of the 45-day window can never catch up: it is

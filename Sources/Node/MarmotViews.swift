@@ -14,6 +14,11 @@ public struct GroupView: Sendable, Equatable {
     public let relays: [String]
     /// `pending`, `active`, `leaving`, `left`, `removed` (or `declined`, `stale`).
     public let state: String
+    /// Member key (hex) → display name, for the members that have one.
+    public internal(set) var memberNames: [String: String] = [:]
+    /// In an update from a commit: who joined and who left with it (hex keys).
+    public internal(set) var joined: [String] = []
+    public internal(set) var left: [String] = []
 
     /// A group with anyone else whose relays are all loopback addresses reaches nobody else: a
     /// relay URL is written into the group data, so it must be one every member can reach.
@@ -45,6 +50,8 @@ public struct InviteView: Sendable, Equatable {
     public let nostrGroupID: String
     public let from: String
     public let members: [String]
+    /// The inviter's display name, when we know one.
+    public internal(set) var fromName: String? = nil
 }
 
 /// A stored inner event of a group.

@@ -18,7 +18,7 @@ struct Migration: Sendable {
 }
 
 enum Schema {
-    static let migrations: [Migration] = [v1, v2, v3, v4, v5, v6, v7, v8]
+    static let migrations: [Migration] = [v1, v2, v3, v4, v5, v6, v7, v8, v9]
 
     static var latestVersion: Int { migrations.last?.version ?? 0 }
 
@@ -298,6 +298,19 @@ enum Schema {
     /// to unreachable relays stop being retried on every flush (issue 19).
     static let v8 = Migration(version: 8, statements: [
         "ALTER TABLE dm_outbox ADD COLUMN next_attempt_at INTEGER NOT NULL DEFAULT 0",
+    ])
+
+    /// v9: kind-0 profiles (the newest signed one per key) of ourselves and the people we share
+    /// a group, an invite or a DM with, so people are shown by name (issue 22).
+    static let v9 = Migration(version: 9, statements: [
+        """
+        CREATE TABLE profiles (
+            pubkey BLOB PRIMARY KEY NOT NULL CHECK (length(pubkey) = 32),
+            content TEXT NOT NULL,
+            created_at INTEGER NOT NULL,
+            event_id BLOB NOT NULL CHECK (length(event_id) = 32)
+        ) WITHOUT ROWID
+        """,
     ])
 
     static func currentVersion(_ connection: SQLiteConnection) throws -> Int {

@@ -312,6 +312,59 @@ final class CLIMarmotTests: XCTestCase, @unchecked Sendable {
         XCTAssertTrue(try XCTUnwrap(try bob.ok(["messages", gid])["messages"] as? [[String: Any]]).contains { $0["text"] as? String == "live hello" })
     }
 
+    /// People are names, not keys (issue 22, item 3): `profile set/show`; the inviter's name in
+    /// `invite list`, members' names in `group show`; `run` says who joined and left, and
+    /// follows a name changed while it runs.
+    func testPeopleAreShownByTheirNames() async throws {
+        let alice = try makeHome("alice"), bob = try makeHome("bob"), carol = try makeHome("carol")
+        let a = try alice.pubkey, c = try carol.pubkey
+        let set = try alice.ok(["profile", "set", "--name", "Alice", "--about", "mum"])
+        XCTAssertEqual((set["profile"] as? [String: Any])?["name"] as? String, "Alice")
+        XCTAssertEqual(set["relays"] as? [String], [relay.url])
+        XCTAssertTrue(try alice.human(["profile", "show"]).hasPrefix("Alice (npub1"))
+        try bob.ok(["profile", "set", "--name", "Bob"])
+        try carol.ok(["profile", "set", "--name", "Carol"])
+        // Fields not given keep their value; an empty one is removed.
+        try alice.ok(["profile", "set", "--about", "mum of two"])
+        let mine = try XCTUnwrap(try alice.ok(["profile", "show"])["profile"] as? [String: Any])
+        XCTAssertEqual(mine["name"] as? String, "Alice")
+        XCTAssertEqual(mine["about"] as? String, "mum of two")
+        try alice.fails(["profile", "set", "--name", String(repeating: "x", count: 65)], "invalid_input")
+
+        let gid = try XCTUnwrap((try alice.ok(["group", "create", "Family", "--invite", try bob.pubkey])["group"] as? [String: Any])?["nostr_group_id"] as? String)
+        XCTAssertTrue(try bob.human(["invite", "list", "--sync"]).contains("\"Family\" from Alice,"), "the inviter by name")
+        _ = try join(bob)
+        let shown = try bob.human(["group", "show", "Family"])
+        XCTAssertTrue(shown.contains("members        Alice, Bob") || shown.contains("members        Bob, Alice"), shown)
+        let json = try bob.group(gid)
+        XCTAssertEqual((json["member_names"] as? [String: String])?[a], "Alice")
+        // Someone we share a group with, by name.
+        XCTAssertEqual((try bob.ok(["profile", "show", "alice", "--sync"])["profile"] as? [String: Any])?["about"] as? String, "mum of two")
+
+        // Bob's run says who joined and left, by name.
+        let run = try PeerProcess(executable: BurrowProcess.binary, arguments: [
+            "run", "--home", bob.path, "--passphrase-file", passFile.path, "--timeout", "5"])
+        defer { run.stop() }
+        _ = try await run.waitForLine(prefix: "running as", timeout: .seconds(30))
+        try alice.ok(["group", "add", gid, c])
+        _ = try await run.waitForLine(prefix: "Carol joined Family", timeout: .seconds(20))
+        _ = try join(carol)
+        try carol.ok(["leave", gid])
+        try alice.ok(["sync"])
+        _ = try await run.waitForLine(prefix: "Carol left Family", timeout: .seconds(20))
+
+        // A name changed while Bob runs reaches him live (its kind 0), and resolves.
+        try alice.ok(["profile", "set", "--name", "Mum"])
+        let deadline = ContinuousClock.now + .seconds(20)
+        var name: String?
+        while ContinuousClock.now < deadline, name != "Mum" {
+            name = (try bob.ok(["profile", "show", a])["profile"] as? [String: Any])?["name"] as? String
+            if name != "Mum" { try await Task.sleep(for: .milliseconds(200)) }
+        }
+        XCTAssertEqual(name, "Mum")
+        XCTAssertEqual((try bob.ok(["profile", "show", "mum"])["profile"] as? [String: Any])?["pubkey"] as? String, a)
+    }
+
     /// `run`'s upkeep: a consumed KeyPackage is replaced, and groups self-update on the period.
     func testRunRenewsConsumedKeyPackagesAndSelfUpdates() async throws {
         let alice = try makeHome("alice"), bob = try makeHome("bob")

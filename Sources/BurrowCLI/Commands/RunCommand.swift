@@ -96,7 +96,7 @@ struct RunCommand: AsyncRunnable {
     static func text(_ update: NodeUpdate) -> String {
         switch update {
         case .message(let m): return MarmotOutput.messageText(m)
-        case .group(let g): return "group \(g.name) is now at epoch \(g.epoch) [\(g.state)]"
+        case .group(let g): return MarmotOutput.groupChangeText(g)
         case .invite(let i): return MarmotOutput.inviteText(i)
         case .joinRequest(let r): return JoinRequestOutput.text(r)
         case .dm(let m): return DMOutput.messageText(m)

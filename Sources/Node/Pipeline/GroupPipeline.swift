@@ -44,6 +44,8 @@ struct GroupPipeline {
         /// The inner event an application message carried, with its epoch.
         var message: (inner: VerifiedInnerEvent, epoch: UInt64)?
         var epochChanged: Bool
+        /// The members before the event (who joined and left is the difference).
+        var membersBefore: [PublicKey] = []
         /// The group's nostr_group_id changed: fetch again under the new one.
         var nostrGroupIDChanged: Bool
         var effects: [Effect]
@@ -106,7 +108,8 @@ struct GroupPipeline {
             return .reject(BurrowNode.describe(error))
         }
         let id = MLSGroupID(loaded.row.mlsGroupID)
-        var change = GroupChange(group: changed, message: nil, epochChanged: false, nostrGroupIDChanged: false, effects: [])
+        var change = GroupChange(group: changed, message: nil, epochChanged: false, membersBefore: loaded.group.members,
+                                 nostrGroupIDChanged: false, effects: [])
         switch outcome {
         case .hold(let reason):
             return .hold(reason.description, beforeJoin: false)

@@ -1,0 +1,146 @@
+import Foundation
+import Nostr
+import RelayClient
+import Store
+
+/// A person's kind-0 profile as Burrow shows it (issue 22: people are names, not hex keys).
+public struct ProfileView: Sendable, Equatable {
+    public let pubkey: String
+    public let name: String?
+    public let about: String?
+    public let picture: String?
+    /// created_at of the profile event; nil when we hold none.
+    public let updatedAt: Int64?
+}
+
+/// Kind-0 profiles (NIP-01 metadata): our own set with `profile set`, others' fetched for the
+/// people we share a group, an invite or a DM with, and shown by name wherever a person appears.
+extension BurrowNode {
+    /// Profile contents larger than this are not kept (NIP-01 sets no limit; names fit easily).
+    public static let maximumProfileContent = 8 * 1024
+    /// Longest name kept; a longer one is cut (it labels a line of human output or a map pin).
+    public static let maximumProfileName = 64
+
+    /// Publishes a new kind-0 with the given fields over the ones we already had (a field left
+    /// nil keeps its value, an empty string removes it), stores it, and returns it.
+    public func setProfile(name: String?, about: String?, picture: String?, timeout: Duration)
+        async throws -> (ProfileView, Event, [PublishResult]) {
+        if let name, name.count > Self.maximumProfileName {
+            throw NodeError.invalidInput("a name is at most \(Self.maximumProfileName) characters")
+        }
+        let held = try store.transaction { try $0.profiles.get(pubkey: publicKey.bytes) }
+        var members = (held.flatMap { try? JSONValue.parse($0.content) }?.objectValue) ?? []
+        for (key, value) in [("name", name), ("about", about), ("picture", picture)] {
+            guard let value else { continue }
+            members.removeAll { $0.key == key }
+            if !value.isEmpty { members.append(JSONMember(key, .string(value))) }
+        }
+        let content = JSONValue.object(members).jsonString
+        guard content.utf8.count <= Self.maximumProfileContent else {
+            throw NodeError.invalidInput("the profile is larger than \(Self.maximumProfileContent) bytes")
+        }
+        let (event, results) = try await publish(kind: 0, content: content, tags: [], timeout: timeout)
+        try store.transaction { try keepProfile(event, tx: $0) }
+        return (Self.profileView(publicKey.bytes, content: content, createdAt: event.createdAt), event, results)
+    }
+
+    /// The profile of `who` (a key, an npub, a contact's or a group member's name; nil: ours),
+    /// fetched from the relays first when `sync`.
+    public func profile(_ who: String?, sync: Bool, timeout: Duration) async throws -> ProfileView {
+        let key = try who.map(resolvePerson) ?? publicKey
+        if sync { await fetchProfiles(of: [key], timeout: timeout) }
+        return try store.transaction { tx in
+            guard let stored = try tx.profiles.get(pubkey: key.bytes) else {
+                return ProfileView(pubkey: key.hex, name: try tx.memberNames.name(pubkey: key.bytes, mlsGroupID: []), about: nil,
+                                   picture: nil, updatedAt: nil)
+            }
+            return Self.profileView(key.bytes, content: stored.content, createdAt: stored.createdAt)
+        }
+    }
+
+    /// A person named on the command line: hex key, npub, or a unique display name among the
+    /// members of our groups.
+    func resolvePerson(_ text: String) throws -> PublicKey {
+        if let key = try? PublicKey(hex: text) { return key }
+        if text.hasPrefix("npub1"), let key = try? PublicKey(npub: text) { return key }
+        let wanted = text.lowercased()
+        let matches = try store.transaction { tx -> Set<PublicKey> in
+            var found: Set<PublicKey> = []
+            for row in try tx.groups.list() where GroupPipeline.readsFirst(row.state) {
+                let group = try LoadedGroup(row)
+                for member in group.group.members
+                where try tx.memberNames.name(pubkey: member.bytes, mlsGroupID: row.mlsGroupID)?.lowercased() == wanted {
+                    found.insert(member)
+                }
+            }
+            return found
+        }
+        guard matches.count == 1, let key = matches.first else {
+            throw NodeError.invalidInput(matches.isEmpty ? "nobody called \(text) in our groups; give their npub"
+                                                         : "\(matches.count) people are called \(text); give their npub")
+        }
+        return key
+    }
+
+    /// Fetches and keeps the newest kind-0 of each of `keys` (their names then show everywhere).
+    func fetchProfiles(of keys: [PublicKey], timeout: Duration) async {
+        let keys = unique(keys)
+        guard !keys.isEmpty, let urls = try? relays(),
+              let events = try? await fetchEvents(Filter(authors: keys, kinds: [0]), from: urls, timeout: timeout) else { return }
+        let wanted = Set(keys)
+        _ = try? store.transaction { tx in
+            for event in events.sorted(by: Self.createdAtOrder) where wanted.contains(event.pubkey) { try keepProfile(event, tx: tx) }
+        }
+    }
+
+    /// Keeps a kind-0 event we asked for (or saw live for a key we know) if it is the newest we
+    /// hold and within the size bound; its name becomes the key's display name.
+    @discardableResult
+    func keepProfile(_ event: Event, tx: StoreTransaction) throws -> Bool {
+        guard event.kind == 0, event.content.utf8.count <= Self.maximumProfileContent,
+              let parsed = try? JSONValue.parse(event.content), parsed.objectValue != nil else { return false }
+        let stored = try tx.profiles.offer(StoredProfile(pubkey: event.pubkey.bytes, content: event.content, createdAt: event.createdAt,
+                                                         eventID: event.id.bytes))
+        if stored, let name = Self.displayName(parsed) {
+            try tx.memberNames.set(pubkey: event.pubkey.bytes, mlsGroupID: [], name: name, at: event.createdAt)
+        }
+        return stored
+    }
+
+    /// NIP-24's `display_name` when set, else `name`; cut to `maximumProfileName`.
+    static func displayName(_ profile: JSONValue) -> String? {
+        let name = profile["display_name"]?.stringValue.flatMap { $0.isEmpty ? nil : $0 } ?? profile["name"]?.stringValue
+        guard let name, !name.isEmpty else { return nil }
+        return String(name.prefix(maximumProfileName))
+    }
+
+    static func profileView(_ pubkey: [UInt8], content: String, createdAt: Int64) -> ProfileView {
+        let parsed = try? JSONValue.parse(content)
+        return ProfileView(pubkey: Hex.encode(pubkey), name: parsed.flatMap(displayName), about: parsed?["about"]?.stringValue,
+                           picture: parsed?["picture"]?.stringValue, updatedAt: createdAt)
+    }
+
+    /// The people whose names we show: members of our groups and of pending invites, inviters,
+    /// and ourselves.
+    func peopleWeShow() -> [PublicKey] {
+        (try? store.transaction { tx -> [PublicKey] in
+            var keys: [PublicKey] = [publicKey]
+            for row in try tx.groups.list() where GroupPipeline.readsFirst(row.state) || row.state == .pending {
+                keys += try LoadedGroup(row).group.members
+            }
+            for invite in try tx.invites.list(state: .pending) { if let key = try? PublicKey(bytes: invite.inviter) { keys.append(key) } }
+            return keys
+        }) ?? [publicKey]
+    }
+
+    /// Display names for `keys` in a group (its nickname, else the profile name), hex → name.
+    func displayNames(_ keys: [String], mlsGroupID: [UInt8], tx: StoreTransaction) throws -> [String: String] {
+        var names: [String: String] = [:]
+        for key in keys {
+            guard let bytes = try? Hex.decode(key, length: 32), let name = try tx.memberNames.name(pubkey: bytes, mlsGroupID: mlsGroupID)
+            else { continue }
+            names[key] = name
+        }
+        return names
+    }
+}
