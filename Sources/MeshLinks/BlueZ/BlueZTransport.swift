@@ -20,6 +20,8 @@ import Mesh
 /// * Central: discovers nodes by their ServiceData, connects (the smaller short id at once, the
 ///   larger after 10 s), ≤ 4 connections; each is its own link (LinkID ≥ 1; role central) with
 ///   MTU `min(ATT MTU − 3, 509)`.
+/// * bluetoothd restarting forgets every registration: the transport registers again with the
+///   new one (its links went down with the old one and come up again as before).
 ///
 /// `start` fails with `MeshLinkError.noAdapter` (org.bluez absent, no such adapter, no LE,
 /// not powerable), `.bluetoothDenied` (AccessDenied) or `.bluez` (another refusal). All D-Bus

@@ -41,6 +41,14 @@ enum CentralPhase: Equatable {
     /// After a failure; the retry timer.
     case backingOff(timer: Int)
 
+    /// The timer this phase waits on, if any.
+    var timer: Int? {
+        switch self {
+        case .waitingTurn(let timer), .resolving(let timer), .backingOff(let timer): return timer
+        case .idle, .connecting, .acquiring, .up: return nil
+        }
+    }
+
     /// Counts against the 4 central connections.
     var holdsSlot: Bool {
         switch self {
