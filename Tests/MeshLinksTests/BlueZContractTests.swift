@@ -444,6 +444,77 @@ final class BlueZContractTests: XCTestCase {
         }
     }
 
+    // MARK: Closing a duplicate connection (11.1)
+
+    /// The router found our central connection to a node duplicates that node's connection to
+    /// us (under another address): `close` disconnects it, and we do not connect to the device
+    /// again while the duplicate may stand — not even after the retry delay. When a central
+    /// leaves us (maybe that node's, the connection kept), the device is considered again.
+    func testClosingOurDuplicateConnectionHoldsTheDeviceUntilALinkGoesDown() async throws {
+        try await bounded(90) {
+            let (mock, transport, events) = try await BlueZContractTests.startWorld(shortID: [0x00, 0x00, 0x00, 0x01])
+            // The node's connection to us, from another address.
+            let theirs = try XCTUnwrap(mock.call("AddNode", [.string("hci0"), .string("22:22:22:22:22:22"), .bytes([]), .uint16(185), .string("acquire")]).first?.stringValue)
+            try mock.call("CentralWrite", [.objectPath(theirs), .bytes([1]), .uint16(185)])
+            try await events.wait(for: "their connection") { if case .receiveLinkUp = $0 { return true } else { return false } }
+            // Ours, to its advertisement.
+            let device = try XCTUnwrap(mock.call("AddNode", [
+                .string("hci0"), .string("AA:BB:CC:DD:EE:01"), .bytes([0x01, 0x7f, 0x00, 0x00, 0x00, 0x01]), .uint16(185), .string("acquire"),
+            ]).first?.stringValue)
+            let up = try await events.wait(for: "our connection") {
+                if case .linkUp(let link, _) = $0 { return link != BlueZTransport.notifyLink } else { return false }
+            }
+            guard case .linkUp(let ours, _) = up else { return XCTFail("\(up)") }
+
+            await transport.close(ours)
+            try await events.wait(for: "our connection down") { $0 == .linkDown(ours) }
+            try await mock.waitUntil("disconnected") { mock.callLog.contains("Disconnect \(device)") }
+            XCTAssertFalse(mock.callLog.contains("Disconnect \(theirs)"), "their connection to us stays")
+            XCTAssertEqual(try mock.call("DeviceProperties", [.objectPath(device)]).first?.dictValue?["Connected"]?.boolValue, false)
+            // A lost connection is tried again after 15 s; a closed duplicate is not.
+            try await Task.sleep(for: .seconds(BlueZLimits.retryDelay + 2))
+            XCTAssertEqual(mock.callLog.filter { $0 == "Connect \(device)" }.count, 1, "not connected again: \(mock.callLog)")
+
+            // Their connection goes: ours may be the only one now, so we connect again.
+            let before = events.all.count
+            try mock.call("DropConnection", [.objectPath(theirs)])
+            try await events.wait(for: "connected again", since: before) {
+                if case .linkUp(let link, _) = $0 { return link != BlueZTransport.notifyLink } else { return false }
+            }
+            XCTAssertEqual(mock.callLog.filter { $0 == "Connect \(device)" }.count, 2)
+            await transport.stop()
+        }
+    }
+
+    /// A central's connection to us found to be the duplicate: `close` disconnects that central
+    /// and its link goes down; the notify link carries every central and is never closed.
+    func testClosingACentralsConnectionDisconnectsItAndTheNotifyLinkStays() async throws {
+        try await bounded(60) {
+            let (mock, transport, events) = try await BlueZContractTests.startWorld()
+            var links: [String: LinkID] = [:]
+            for address in ["33:33:33:33:33:01", "33:33:33:33:33:02"] {
+                let central = try XCTUnwrap(mock.call("AddNode", [.string("hci0"), .string(address), .bytes([]), .uint16(185), .string("acquire")]).first?.stringValue)
+                let before = events.all.count
+                try mock.call("CentralWrite", [.objectPath(central), .bytes([2]), .uint16(185)])
+                let up = try await events.wait(for: "receive link", since: before) { if case .receiveLinkUp = $0 { return true } else { return false } }
+                guard case .receiveLinkUp(let link, _, _) = up else { return XCTFail("\(up)") }
+                links[central] = link
+            }
+            let (first, second) = (try XCTUnwrap(links.keys.sorted().first), try XCTUnwrap(links.keys.sorted().last))
+            await transport.close(try XCTUnwrap(links[first]))
+            try await events.wait(for: "its link down") { $0 == .linkDown(links[first] ?? BlueZTransport.notifyLink) }
+            try await mock.waitUntil("disconnected") { mock.callLog.contains("Disconnect \(first)") }
+
+            await transport.close(BlueZTransport.notifyLink)
+            try await Task.sleep(for: .milliseconds(300))
+            XCTAssertFalse(events.all.contains(.linkDown(BlueZTransport.notifyLink)), "the notify link stays")
+            XCTAssertFalse(events.all.contains(.linkDown(links[second] ?? BlueZTransport.notifyLink)))
+            XCTAssertFalse(mock.callLog.contains("Disconnect \(second)"))
+            try await transport.send([7], on: BlueZTransport.notifyLink)
+            await transport.stop()
+        }
+    }
+
     // MARK: bluetoothd restarts
 
     /// bluetoothd restarting forgets every registration (org.bluez loses its owner, a new

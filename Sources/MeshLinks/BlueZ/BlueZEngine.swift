@@ -39,7 +39,7 @@ final class BlueZEngine: @unchecked Sendable {
     private var notifyLinkAnnounced: (up: Bool, mtu: Int) = (false, 0)
     /// Each central writing to our peripheral: its receive link (issue 19: one central must not
     /// spend the others' frame budget and reassembly slots) and the MTU last reported for it.
-    private var receiveLinks: [String: (link: LinkID, mtu: Int)] = [:]
+    var receiveLinks: [String: (link: LinkID, mtu: Int)] = [:]
 
     var phases: [String: CentralPhase] = [:]
     var centralLinks: [LinkID: CentralLink] = [:]
@@ -490,10 +490,13 @@ final class BlueZEngine: @unchecked Sendable {
         } else if !now.up, notifyLinkAnnounced.up {
             continuation.yield(.linkDown(BlueZTransport.notifyLink))
         }
+        var centralLeft = false
         for (device, known) in receiveLinks.sorted(by: { $0.value.link < $1.value.link }) where !notifyLink.contains(device: device) {
             receiveLinks[device] = nil
             continuation.yield(.linkDown(known.link))
+            centralLeft = true
         }
+        if centralLeft { reconsiderDuplicates() }
         for (device, mtu) in notifyLink.centrals.sorted(by: { $0.key < $1.key }) {
             let mtu = mtu ?? MeshProtocol.minMTU
             let link = receiveLinks[device]?.link ?? newLinkID()
