@@ -26,7 +26,7 @@ public protocol MeshTransport: Sendable {
 }
 
 /// A transport that can end one of its links when the router asks (`MeshAction.close`: the
-/// duplicate of another connection to the same node, mesh.md 11.1). BlueZ can; the UDP radio
+/// duplicate of another connection to the same node, Docs/protocols/mesh.md 11.1). BlueZ can; the UDP radio
 /// cannot and need not (its links are the command line's, one per peer port, so two nodes
 /// never share two of them).
 public protocol LinkClosing {

@@ -54,7 +54,7 @@ final class BlueZNodeTests: XCTestCase {
         }
     }
 
-    /// mesh.md 11.1 through the real program: "the larger mesh id closes a duplicate connection".
+    /// Docs/protocols/mesh.md 11.1 through the real program: "the larger mesh id closes a duplicate connection".
     /// Two nodes near `run` each connect to its peripheral (from one address) and advertise
     /// under another (as with address privacy), so `run` connects to them too: two connections
     /// to each. Node S has a smaller mesh id than ours: once its announce arrives on both, `run`

@@ -20,7 +20,7 @@ import Mesh
 /// * Central: discovers nodes by their ServiceData, connects (the smaller short id at once, the
 ///   larger after 10 s), ≤ 4 connections; each is its own link (LinkID ≥ 1; role central) with
 ///   MTU `min(ATT MTU − 3, 509)`.
-/// * `close(link)` ends a connection the router found to duplicate another (mesh.md 11.1).
+/// * `close(link)` ends a connection the router found to duplicate another (Docs/protocols/mesh.md 11.1).
 /// * bluetoothd restarting forgets every registration: the transport registers again with the
 ///   new one (its links went down with the old one and come up again as before).
 ///
@@ -118,7 +118,7 @@ public final class BlueZTransport: MeshTransport, LinkClosing {
         if let error { throw error }
     }
 
-    /// Ends a duplicate connection (`MeshAction.close`, mesh.md 11.1); see `BlueZEngine.close`.
+    /// Ends a duplicate connection (`MeshAction.close`, Docs/protocols/mesh.md 11.1); see `BlueZEngine.close`.
     public func close(_ link: LinkID) async {
         let engine = self.engine
         _ = try? await loop.submit { engine.close(link) }
