@@ -25,6 +25,15 @@ public protocol MeshTransport: Sendable {
     func stop() async
 }
 
+/// A transport that can end one of its links when the router asks (`MeshAction.close`: the
+/// duplicate of another connection to the same node, Docs/protocols/mesh.md 11.1). BlueZ can; the UDP radio
+/// cannot and need not (its links are the command line's, one per peer port, so two nodes
+/// never share two of them).
+public protocol LinkClosing {
+    /// Ends the connection behind `link`; its `linkDown` follows on `events`.
+    func close(_ link: LinkID) async
+}
+
 /// A transport whose links have roles (`burrow mesh status`'s `role`): BlueZ has central
 /// connections and the peripheral's notify link; every UDP link is `udp`.
 public protocol LinkRoleReporting {

@@ -444,6 +444,158 @@ final class BlueZContractTests: XCTestCase {
         }
     }
 
+    // MARK: Closing a duplicate connection (11.1)
+
+    /// The router found our central connection to a node duplicates that node's connection to
+    /// us (under another address): `close` disconnects it, and we do not connect to the device
+    /// again while the duplicate may stand — not even after the retry delay. When a central
+    /// leaves us (maybe that node's, the connection kept), the device is considered again.
+    func testClosingOurDuplicateConnectionHoldsTheDeviceUntilALinkGoesDown() async throws {
+        try await bounded(90) {
+            let (mock, transport, events) = try await BlueZContractTests.startWorld(shortID: [0x00, 0x00, 0x00, 0x01])
+            // The node's connection to us, from another address.
+            let theirs = try XCTUnwrap(mock.call("AddNode", [.string("hci0"), .string("22:22:22:22:22:22"), .bytes([]), .uint16(185), .string("acquire")]).first?.stringValue)
+            try mock.call("CentralWrite", [.objectPath(theirs), .bytes([1]), .uint16(185)])
+            try await events.wait(for: "their connection") { if case .receiveLinkUp = $0 { return true } else { return false } }
+            // Ours, to its advertisement.
+            let device = try XCTUnwrap(mock.call("AddNode", [
+                .string("hci0"), .string("AA:BB:CC:DD:EE:01"), .bytes([0x01, 0x7f, 0x00, 0x00, 0x00, 0x01]), .uint16(185), .string("acquire"),
+            ]).first?.stringValue)
+            let up = try await events.wait(for: "our connection") {
+                if case .linkUp(let link, _) = $0 { return link != BlueZTransport.notifyLink } else { return false }
+            }
+            guard case .linkUp(let ours, _) = up else { return XCTFail("\(up)") }
+
+            await transport.close(ours)
+            try await events.wait(for: "our connection down") { $0 == .linkDown(ours) }
+            try await mock.waitUntil("disconnected") { mock.callLog.contains("Disconnect \(device)") }
+            XCTAssertFalse(mock.callLog.contains("Disconnect \(theirs)"), "their connection to us stays")
+            XCTAssertEqual(try mock.call("DeviceProperties", [.objectPath(device)]).first?.dictValue?["Connected"]?.boolValue, false)
+            // A lost connection is tried again after 15 s; a closed duplicate is not.
+            try await Task.sleep(for: .seconds(BlueZLimits.retryDelay + 2))
+            XCTAssertEqual(mock.callLog.filter { $0 == "Connect \(device)" }.count, 1, "not connected again: \(mock.callLog)")
+
+            // Their connection goes: ours may be the only one now, so we connect again.
+            let before = events.all.count
+            try mock.call("DropConnection", [.objectPath(theirs)])
+            try await events.wait(for: "connected again", since: before) {
+                if case .linkUp(let link, _) = $0 { return link != BlueZTransport.notifyLink } else { return false }
+            }
+            XCTAssertEqual(mock.callLog.filter { $0 == "Connect \(device)" }.count, 2)
+            await transport.stop()
+        }
+    }
+
+    /// A central's connection to us found to be the duplicate: `close` disconnects that central
+    /// and its link goes down; the notify link carries every central and is never closed.
+    func testClosingACentralsConnectionDisconnectsItAndTheNotifyLinkStays() async throws {
+        try await bounded(60) {
+            let (mock, transport, events) = try await BlueZContractTests.startWorld()
+            var links: [String: LinkID] = [:]
+            for address in ["33:33:33:33:33:01", "33:33:33:33:33:02"] {
+                let central = try XCTUnwrap(mock.call("AddNode", [.string("hci0"), .string(address), .bytes([]), .uint16(185), .string("acquire")]).first?.stringValue)
+                let before = events.all.count
+                try mock.call("CentralWrite", [.objectPath(central), .bytes([2]), .uint16(185)])
+                let up = try await events.wait(for: "receive link", since: before) { if case .receiveLinkUp = $0 { return true } else { return false } }
+                guard case .receiveLinkUp(let link, _, _) = up else { return XCTFail("\(up)") }
+                links[central] = link
+            }
+            let (first, second) = (try XCTUnwrap(links.keys.sorted().first), try XCTUnwrap(links.keys.sorted().last))
+            await transport.close(try XCTUnwrap(links[first]))
+            try await events.wait(for: "its link down") { $0 == .linkDown(links[first] ?? BlueZTransport.notifyLink) }
+            try await mock.waitUntil("disconnected") { mock.callLog.contains("Disconnect \(first)") }
+
+            await transport.close(BlueZTransport.notifyLink)
+            try await Task.sleep(for: .milliseconds(300))
+            XCTAssertFalse(events.all.contains(.linkDown(BlueZTransport.notifyLink)), "the notify link stays")
+            XCTAssertFalse(events.all.contains(.linkDown(links[second] ?? BlueZTransport.notifyLink)))
+            XCTAssertFalse(mock.callLog.contains("Disconnect \(second)"))
+            try await transport.send([7], on: BlueZTransport.notifyLink)
+            await transport.stop()
+        }
+    }
+
+    // MARK: bluetoothd restarts
+
+    /// bluetoothd restarting forgets every registration (org.bluez loses its owner, a new
+    /// process takes the name). The transport registers the GATT application and the
+    /// advertisement again with the new one, with the advertisement's latest data, starts
+    /// discovery again, and links come up again both ways. Twice: once with the adapter there
+    /// when the name is taken, once with it reported later, as a restarted bluetoothd does.
+    func testRegistersAgainWhenBluetoothdRestarts() async throws {
+        try await bounded(120) {
+            let (mock, transport, events) = try await BlueZContractTests.startWorld(shortID: [0x00, 0x00, 0x00, 0x01])
+            var link = try await BlueZContractTests.linksWork(mock, transport, events, round: 0)
+
+            try await BlueZContractTests.dropBluetoothd(mock, events, centralLink: link)
+            try await mock.restore()
+            try await BlueZContractTests.registeredAgain(mock, serviceData: [0x01, 0x00, 0x00, 0x00, 0x01, 0x01])
+            link = try await BlueZContractTests.linksWork(mock, transport, events, round: 1)
+
+            // This time the key rotates while bluetoothd is away, and the adapter comes later.
+            try await BlueZContractTests.dropBluetoothd(mock, events, centralLink: link)
+            try await transport.advertise(shortID: [0x00, 0x00, 0x00, 0x02], inviteOpen: true)
+            try await mock.restore(adapterDelay: .milliseconds(800))
+            try await BlueZContractTests.registeredAgain(mock, serviceData: [0x01, 0x00, 0x00, 0x00, 0x02, 0x03])
+            _ = try await BlueZContractTests.linksWork(mock, transport, events, round: 2)
+
+            await transport.stop()
+            try await mock.waitUntil("unregistered from the new bluetoothd") {
+                let log = mock.callLog
+                return log.contains("UnregisterApplication /org/bluez/hci0") && log.contains("UnregisterAdvertisement /org/bluez/hci0")
+            }
+        }
+    }
+
+    /// A central writes a frame that arrives, and we connect to a node and write to it: both
+    /// roles work with the bluetoothd now running. Returns our central link.
+    static func linksWork(_ mock: MockBlueZ, _ transport: BlueZTransport, _ events: EventLog, round: UInt8) async throws -> LinkID {
+        let since = events.all.count
+        let frame: [UInt8] = [0xb0, round]
+        try mock.call("CentralWrite", [.objectPath("/org/bluez/hci0/dev_11_11_11_11_11_11"), .bytes(frame), .uint16(185)])
+        try await events.wait(for: "a central's frame", since: since) {
+            if case .frame(_, frame) = $0 { return true } else { return false }
+        }
+        let device = try XCTUnwrap(mock.call("AddNode", [
+            .string("hci0"), .string("AA:BB:CC:DD:EE:01"), .bytes([0x01, 0x7f, 0x00, 0x00, 0x00, 0x01]), .uint16(185), .string("acquire"),
+        ]).first?.stringValue)
+        let up = try await events.wait(for: "central link up", since: since) {
+            if case .linkUp(let link, _) = $0 { return link != BlueZTransport.notifyLink } else { return false }
+        }
+        guard case .linkUp(let link, _) = up else { throw PeerProcess.Failure.notReady("\(up)") }
+        try await transport.send([0xc0, round], on: link)
+        try await mock.waitUntil("our frame at the remote node") {
+            guard case .array(_, let items)? = try mock.call("ReceivedFromNode", [.objectPath(device)]).first else { return false }
+            return items.contains { $0.bytesValue == [0xc0, round] }
+        }
+        return link
+    }
+
+    /// bluetoothd goes away: every link is down.
+    static func dropBluetoothd(_ mock: MockBlueZ, _ events: EventLog, centralLink: LinkID) async throws {
+        let since = events.all.count
+        try await mock.drop()
+        try await events.wait(for: "links down", since: since) { _ in
+            let later = events.all.dropFirst(since)
+            return later.contains(.linkDown(BlueZTransport.notifyLink)) && later.contains(.linkDown(centralLink))
+        }
+    }
+
+    /// The new bluetoothd holds our GATT application and one advertisement carrying `serviceData`,
+    /// and we discover with it.
+    static func registeredAgain(_ mock: MockBlueZ, serviceData: [UInt8]) async throws {
+        try await mock.waitUntil("registered with the new bluetoothd", timeout: .seconds(15)) {
+            let log = mock.callLog
+            return log.contains("RegisterApplication /org/bluez/hci0") && log.contains("RegisterAdvertisement /org/bluez/hci0")
+                && log.contains("StartDiscovery /org/bluez/hci0")
+        }
+        let objects = try XCTUnwrap(mock.call("AppObjects").first?.dictValue)
+        XCTAssertEqual(objects.values.filter { $0.dictValue?["org.bluez.GattService1"] != nil }.count, 1, "the GATT application")
+        let advertisement = try XCTUnwrap(mock.call("Advertisement").first?.dictValue)
+        XCTAssertEqual(advertisement["ServiceData"]?.dictValue?[BlueZContractTests.serviceUUID]?.bytesValue, serviceData)
+        XCTAssertEqual(advertisement["registrations"]?.intValue, 1)
+    }
+
     // MARK: Errors
 
     func testNoBlueZOnTheBusIsNoAdapter() async throws {

@@ -304,6 +304,88 @@ extension RouterTests {
     }
 }
 
+extension RouterTests {
+    /// Two routers' keys, the smaller mesh id first.
+    func orderedKeys() -> (smaller: MeshKey, larger: MeshKey) {
+        let a = MeshFixture.key(0x31), b = MeshFixture.key(0x32)
+        return a.id < b.id ? (a, b) : (b, a)
+    }
+
+    func announce(by key: MeshKey, at timestamp: UInt64) throws -> [UInt8] {
+        try Packet.sign(type: .announce, timestamp: timestamp, recipient: nil,
+                        payload: Announce(capabilities: [.relay, .dm], neighbours: []).encoded(), key: key).encoded
+    }
+
+    func closes(_ actions: [MeshAction]) -> [LinkID] {
+        actions.compactMap { if case .close(let link) = $0 { return link } else { return nil } }
+    }
+
+    /// 11.1: "the larger mesh id closes a duplicate connection". The larger node, connected to
+    /// the smaller twice (the smaller's connection to it, then its own 10 s later), closes its
+    /// own newer connection once the same announce arrives on both; a link shared with other
+    /// peers is no connection to close.
+    func testTheLargerMeshIDClosesTheNewerOfTwoConnectionsToOneNeighbour() throws {
+        let (smaller, larger) = orderedKeys()
+        var router = MeshRouter(identity: MeshIdentity(key: larger, now: now), configuration: quietConfiguration(), now: now,
+                                random: MeshSplitMix64(seed: 3))
+        let notify = LinkID(0), theirs = LinkID(7), ours = LinkID(8)
+        router.linkUp(notify, mtu: 185, now: now)
+        router.linkUp(theirs, mtu: 185, sendsOn: notify, now: now)  // the smaller connected to us
+        var actions: [MeshAction] = []
+        XCTAssertNil(router.receive(try announce(by: smaller, at: now), on: theirs, now: now, actions: &actions))
+        XCTAssertEqual(closes(actions), [], "one connection: nothing to close")
+
+        router.linkUp(ours, mtu: 185, now: now + 10_000)  // ours, 10 s later
+        let periodic = try announce(by: smaller, at: now + 11_000)
+        actions = []
+        XCTAssertNil(router.receive(periodic, on: ours, now: now + 11_000, actions: &actions))
+        XCTAssertEqual(router.receive(periodic, on: theirs, now: now + 11_005, actions: &actions), .duplicate)
+        XCTAssertEqual(closes(actions), [ours], "the larger id closes its own, newer connection")
+        XCTAssertEqual(router.linkStatus.filter { $0.peers.map(\.id) == [smaller.id] }.map(\.link), [theirs, ours])
+
+        // Asked once; after the link is down, nothing more.
+        actions = []
+        _ = router.receive(try announce(by: smaller, at: now + 12_000), on: ours, now: now + 12_000, actions: &actions)
+        XCTAssertEqual(closes(actions), [], "not asked twice")
+        router.linkDown(ours)
+        _ = router.receive(try announce(by: smaller, at: now + 13_000), on: theirs, now: now + 13_000, actions: &actions)
+        XCTAssertEqual(closes(actions), [])
+        XCTAssertEqual(router.linkStatus.map(\.link), [notify, theirs])
+
+        // A link with another peer besides is shared, not a second connection to this one.
+        router.linkUp(LinkID(9), mtu: 185, now: now + 14_000)
+        let third = MeshFixture.key(0x33)
+        _ = router.receive(try announce(by: third, at: now + 14_000), on: LinkID(9), now: now + 14_000, actions: &actions)
+        _ = router.receive(try announce(by: smaller, at: now + 15_000), on: LinkID(9), now: now + 15_000, actions: &actions)
+        XCTAssertEqual(closes(actions), [], "a shared link is not closed")
+    }
+
+    /// The smaller mesh id keeps both connections: the larger closes its own, and this end goes
+    /// down with it.
+    func testTheSmallerMeshIDKeepsBothConnections() throws {
+        let (smaller, larger) = orderedKeys()
+        var router = MeshRouter(identity: MeshIdentity(key: smaller, now: now), configuration: quietConfiguration(), now: now,
+                                random: MeshSplitMix64(seed: 4))
+        let notify = LinkID(0), theirs = LinkID(7), ours = LinkID(8)
+        router.linkUp(notify, mtu: 185, now: now)
+        router.linkUp(ours, mtu: 185, now: now)
+        router.linkUp(theirs, mtu: 185, sendsOn: notify, now: now + 10_000)
+        var actions: [MeshAction] = []
+        let periodic = try announce(by: larger, at: now + 11_000)
+        XCTAssertNil(router.receive(periodic, on: theirs, now: now + 11_000, actions: &actions))
+        XCTAssertEqual(router.receive(periodic, on: ours, now: now + 11_005, actions: &actions), .duplicate)
+        XCTAssertEqual(router.linkStatus.filter { $0.peers.map(\.id) == [larger.id] }.map(\.link), [theirs, ours],
+                       "the larger is heard on both")
+        XCTAssertEqual(closes(actions), [], "the smaller closes nothing")
+    }
+
+    func quietConfiguration() -> MeshConfiguration {
+        var configuration = MeshConfiguration()
+        configuration.announces = false
+        return configuration
+    }
+}
+
 final class PacketStoreTests: XCTestCase {
     /// The 4 MiB total and the 1 MiB / 256 broadcast quota hold under many recipients and sizes,
     /// oldest dropped first, and the accounting matches the contents.

@@ -164,4 +164,34 @@ final class SimulationTests: XCTestCase {
         XCTAssertEqual(c.receive(packet.encoded(ttl: 5), on: LinkID(1), now: start + 100_000, actions: &actions), .duplicate)
         XCTAssertTrue(actions.isEmpty)
     }
+
+    /// 11.1: two connections between the same two nodes (each connected to the other, or one
+    /// connected twice): the node with the larger mesh id closes one, the smaller closes none,
+    /// and the one left carries traffic both ways.
+    func testTheLargerMeshIDClosesADuplicateConnection() throws {
+        let topology = Topology(nodeCount: 2, edges: [Topology.Edge(0, 1), Topology.Edge(0, 1)])
+        var simulation = MeshSimulation(topology: topology, seed: 23)
+        simulation.run(until: start + 30_000)
+        let ids = simulation.routers.map(\.identity.current.id)
+        XCTAssertNotEqual(ids[0], ids[1])
+        for router in simulation.routers {
+            XCTAssertEqual(router.linkStatus.count, 1, "one connection left at each end")
+        }
+        XCTAssertEqual(simulation.routers[0].linkStatus.map(\.link), simulation.routers[1].linkStatus.map(\.link), "the same one")
+        let larger = ids[0] > ids[1] ? 0 : 1
+        XCTAssertEqual(simulation.closes.map(\.node), [larger], "the larger mesh id closed one, the smaller none")
+        XCTAssertEqual(simulation.routers[0].linkStatus.first?.peers.map(\.id), [ids[1]])
+        XCTAssertEqual(simulation.routers[1].linkStatus.first?.peers.map(\.id), [ids[0]])
+
+        // Both ways, on the link left.
+        var rng = MeshSplitMix64(seed: 23)
+        let keys = Keys.generate(using: &rng)
+        var sent: [(packet: Packet, from: Int)] = []
+        for node in 0..<2 {
+            let e = try event(node, keys: keys, at: simulation.now, rng: &rng)
+            try simulation.perform(on: node) { router, now, actions in sent.append((try router.sendEvent(e, now: now, actions: &actions), node)) }
+        }
+        simulation.run(until: simulation.now + 2_000)
+        for (packet, from) in sent { XCTAssertEqual(simulation.receivers(of: packet.id), [1 - from]) }
+    }
 }

@@ -133,29 +133,6 @@ final class MeshNodeBoundsTests: XCTestCase {
         await mesh.stop()
     }
 
-    /// Loopback UDP ports free right now.
-    func freeUDPPorts(_ count: Int) throws -> [Int] {
-        var ports: [Int] = []
-        var sockets: [Int32] = []
-        defer { sockets.forEach { close($0) } }
-        for _ in 0..<count {
-            let fd = socket(AF_INET, Int32(SOCK_DGRAM.rawValue), 0)
-            guard fd >= 0 else { throw NodeError.internalError("socket") }
-            sockets.append(fd)
-            var address = sockaddr_in()
-            address.sin_family = sa_family_t(AF_INET)
-            address.sin_addr.s_addr = inet_addr("127.0.0.1")
-            address.sin_port = 0
-            var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-            let bound = withUnsafeMutablePointer(to: &address) {
-                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, length) == 0 && getsockname(fd, $0, &length) == 0 }
-            }
-            guard bound else { throw NodeError.internalError("bind") }
-            ports.append(Int(UInt16(bigEndian: address.sin_port)))
-        }
-        return ports
-    }
-
     /// Mesh warnings carry an error's kind, not its message (which can name a key).
     func testErrorKindDropsTheMessage() {
         XCTAssertEqual(BurrowNode.errorKind(NodeError.invalidInput("npub1abc is already a member")), "NodeError.invalidInput")

@@ -6,6 +6,10 @@ public enum MeshAction: Sendable {
     case transmit(link: LinkID, frame: [UInt8])
     /// A packet for this node or every node: hand it to the layer above.
     case deliver(MeshDelivery)
+    /// Close a link: a second connection to a neighbour this node is also connected to on
+    /// another link (11.1: of two nodes, the one with the larger mesh id closes the duplicate).
+    /// The host ends the connection and reports the link down.
+    case close(link: LinkID)
 }
 
 /// A delivered packet and what it carried, payload already checked (section 8).

@@ -29,9 +29,14 @@ public struct MeshRouter<Random: RandomNumberGenerator & Sendable>: Sendable {
     /// Sync wants answered, over all links (`MeshConfiguration.wantsPerMinute`).
     var wantsAnswered: TokenBucket
     var nextAnnounce: UInt64
+    /// Links this router asked its host to close (`MeshAction.close`) that are not down yet:
+    /// asked once.
+    var closing: Set<LinkID> = []
 
     struct LinkState: Sendable {
         var mtu: Int
+        /// When it came up: of two connections to one neighbour, the older stays (11.1).
+        let upAt: UInt64
         /// A receive link: frames arrive on it with their own budgets and reassembly (one
         /// sender's), but what is sent on it goes out on this link, whose air it shares (the
         /// centrals subscribed to a BLE peripheral all hear one notification).
@@ -94,7 +99,7 @@ public struct MeshRouter<Random: RandomNumberGenerator & Sendable>: Sendable {
             return
         }
         links[link] = LinkState(
-            mtu: mtu, sendsOn: sendsOn,
+            mtu: mtu, upAt: now, sendsOn: sendsOn,
             frames: TokenBucket(rate: 100, burst: 200, now: now),
             bytes: TokenBucket(rate: 32 * 1024, burst: 64 * 1024, now: now),
             offersSent: TokenBucket(rate: 8.0 / 60, burst: 8, now: now),
@@ -111,6 +116,7 @@ public struct MeshRouter<Random: RandomNumberGenerator & Sendable>: Sendable {
 
     public mutating func linkDown(_ link: LinkID) {
         links[link] = nil
+        closing.remove(link)
         for key in pending.keys {
             pending[key]?.heardFrom.remove(link)
             pending[key]?.heardTTL[link] = nil
@@ -183,7 +189,7 @@ public struct MeshRouter<Random: RandomNumberGenerator & Sendable>: Sendable {
     private mutating func accept(_ unverified: UnverifiedPacket, on link: LinkID, now: UInt64, actions: inout [MeshAction]) throws(MeshError) {
         try unverified.checkFreshness(now: now)
         if seen.contains(unverified.id, now: now) {
-            noteDuplicate(unverified, on: link, now: now)
+            noteDuplicate(unverified, on: link, now: now, actions: &actions)
             throw .duplicate
         }
         let packet = try unverified.verified()
@@ -253,7 +259,16 @@ public struct MeshRouter<Random: RandomNumberGenerator & Sendable>: Sendable {
     /// have come a shorter way than the first copy (jitter lets a longer path win): until the
     /// packet is sent, the highest TTL heard is the one it leaves with, so a flood still reaches
     /// every node within TTL. Once sent, its bytes never change (section 9).
-    private mutating func noteDuplicate(_ duplicate: UnverifiedPacket, on link: LinkID, now: UInt64) {
+    ///
+    /// A copy of an announce (link-local, never forwarded) heard on a second link says its
+    /// sender is a neighbour there too: the peer is recorded on that link as well, which is how
+    /// a duplicate connection shows (the same announce goes out on every link of its sender).
+    private mutating func noteDuplicate(_ duplicate: UnverifiedPacket, on link: LinkID, now: UInt64, actions: inout [MeshAction]) {
+        // Verified only where the sender is not yet a peer: a replayed announce costs a hash.
+        if duplicate.type == .announce, let state = links[link], state.peers[duplicate.sender] == nil,
+           let packet = try? duplicate.verified(), let announce = try? Announce.decode(packet.payload) {
+            learn(announce, from: packet.sender, on: link, now: now, actions: &actions)
+        }
         let key = duplicate.id.key
         if var forward = pending[key] {
             let air = airLink(link)
@@ -428,6 +443,27 @@ public struct MeshRouter<Random: RandomNumberGenerator & Sendable>: Sendable {
             state.syncAt[sender] = nil
         }
         links[link] = state
+        closeDuplicateConnections(to: sender, actions: &actions)
+    }
+
+    /// 11.1: "the larger mesh id closes a duplicate connection". A connection to `peer` is a
+    /// link on which it is the only peer (a BLE connection either way, a UDP link; not a shared
+    /// link). When this node's id is the larger and `peer` has more than one, the oldest stays
+    /// and the others are closed — in 11.1's normal course the one the smaller id made at once
+    /// stays and the larger's own, made 10 s later, goes. The smaller id closes nothing: its
+    /// end goes down when the larger closes its own.
+    private mutating func closeDuplicateConnections(to peer: MeshID, actions: inout [MeshAction]) {
+        guard identity.current.id > peer else { return }
+        let connections = links.filter { link, state in
+            state.peers.count == 1 && state.peers[peer] != nil && !closing.contains(link)
+        }
+        guard connections.count > 1,
+              let kept = connections.min(by: { ($0.value.upAt, $0.key) < ($1.value.upAt, $1.key) })?.key
+        else { return }
+        for link in connections.keys.sorted() where link != kept {
+            closing.insert(link)
+            actions.append(.close(link: link))
+        }
     }
 
     /// Our neighbour list: up to 8 peers, most recently heard first.

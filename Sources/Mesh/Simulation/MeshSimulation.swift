@@ -54,6 +54,8 @@ public struct MeshSimulation: Sendable {
     public private(set) var transmissions: [MeshID: Int] = [:]
     public private(set) var framesSent = 0
     public private(set) var framesLost = 0
+    /// Connections a router closed (`MeshAction.close`), in order: the node and the edge.
+    public private(set) var closes: [(node: Int, edge: Int)] = []
 
     var air: MeshSplitMix64
     var queue: [(time: UInt64, seq: UInt64, event: Event)] = []
@@ -162,6 +164,15 @@ public struct MeshSimulation: Sendable {
             case .deliver(let delivery):
                 deliveries.append(Delivery(node: node, packet: delivery.packet.id, type: delivery.packet.type, at: now))
                 if keepContents { inbox.append((node, delivery)) }
+            case .close(let link):
+                // The connection ends for good: both ends see the link go down.
+                let edgeIndex = Int(link.value)
+                guard edgeIndex < topology.edges.count, !down.contains(edgeIndex) else { continue }
+                closes.append((node, edgeIndex))
+                down.insert(edgeIndex)
+                let edge = topology.edges[edgeIndex]
+                routers[edge.a].linkDown(link)
+                routers[edge.b].linkDown(link)
             case .transmit(let link, let frame):
                 let edgeIndex = Int(link.value)
                 guard edgeIndex < topology.edges.count, !down.contains(edgeIndex) else { continue }

@@ -131,6 +131,7 @@ extension BlueZEngine {
         guard case .up(let link) = phases[device], let central = centralLinks[link] else { return }
         closeCentral(central)
         backOff(device)
+        reconsiderDuplicates()
     }
 
     func closeCentral(_ central: CentralLink) {
@@ -145,6 +146,43 @@ extension BlueZEngine {
         continuation.yield(.linkDown(central.link))
     }
 
+    /// Ends a connection the router found to duplicate another to the same node (11.1,
+    /// `MeshAction.close`).
+    /// * Our central connection: its sockets are released and the device disconnected — unless
+    ///   it is also connected to us as a central, when that one radio connection carries the
+    ///   link kept. We do not connect to it again while the duplicate may stand (`.duplicate`).
+    /// * A central's connection to us (a receive link): when we are connected to that same
+    ///   device, our side of it is released as above (the radio connection carries both);
+    ///   otherwise the device is disconnected.
+    /// * The notify link carries every central: it is never closed.
+    func close(_ link: LinkID) {
+        if let central = centralLinks[link] { return closeDuplicate(central) }
+        guard let device = receiveLinks.first(where: { $0.value.link == link })?.key else { return }
+        if let central = centralLinks.values.first(where: { $0.device == device }) { return closeDuplicate(central) }
+        bus?.call(BlueZNames.bus, device, BlueZNames.device, "Disconnect") { _ in }
+        notifyLink.remove(device: device)
+        updateNotifyLink()
+    }
+
+    private func closeDuplicate(_ central: CentralLink) {
+        if !notifyLink.contains(device: central.device) {
+            bus?.call(BlueZNames.bus, central.device, BlueZNames.device, "Disconnect") { _ in }
+        }
+        closeCentral(central)
+        phases[central.device] = .duplicate
+    }
+
+    /// A link went down: the devices left alone as duplicates may have been the same node as
+    /// that link's peer, so 11.1 decides about them again (a duplicate still there is closed
+    /// again by the router).
+    func reconsiderDuplicates() {
+        guard running, objects[adapterPath]?[BlueZNames.adapter]?["Powered"]?.boolValue == true else { return }
+        for (path, phase) in phases.sorted(by: { $0.key < $1.key }) where phase == .duplicate {
+            phases[path] = .idle
+            considerDevice(path)
+        }
+    }
+
     func deviceGone(_ path: String) {
         if notifyLink.contains(device: path) {
             notifyLink.remove(device: path)
@@ -156,11 +194,18 @@ extension BlueZEngine {
             loop.cancelTimer(timer)
             backOff(path)
         case .connecting, .acquiring: backOff(path)
-        case .idle, .backingOff, nil: break
+        case .idle, .backingOff, .duplicate, nil: break
         }
-        if objects[path]?[BlueZNames.device] == nil, case .backingOff(let timer) = phases[path] {
-            loop.cancelTimer(timer)
-            phases[path] = nil
+        if objects[path]?[BlueZNames.device] == nil {
+            switch phases[path] {
+            case .backingOff(let timer):
+                loop.cancelTimer(timer)
+                phases[path] = nil
+            case .duplicate:
+                phases[path] = nil
+            default:
+                break
+            }
         }
     }
 

@@ -23,6 +23,14 @@ final class BlueZEngine: @unchecked Sendable {
     /// The unique name owning `org.bluez`: only its signals are believed.
     private var bluezOwner: String?
     private var applicationRegistered = false
+    /// Bumped whenever org.bluez changes owner. Each registration step checks it: a step
+    /// answered by (or meant for) a bluetoothd that has gone since belongs to a void attempt.
+    private var generation = 0
+    /// bluetoothd is back but has not reported our adapter yet: its InterfacesAdded resumes
+    /// the registration.
+    private var awaitingAdapter = false
+    /// The timer of the next try after a failed re-registration.
+    private var attachRetry: Int?
     /// `org.bluez`'s objects: path → interface → properties.
     var objects: [String: [String: [String: DBusValue]]] = [:]
 
@@ -31,7 +39,7 @@ final class BlueZEngine: @unchecked Sendable {
     private var notifyLinkAnnounced: (up: Bool, mtu: Int) = (false, 0)
     /// Each central writing to our peripheral: its receive link (issue 19: one central must not
     /// spend the others' frame budget and reassembly slots) and the MTU last reported for it.
-    private var receiveLinks: [String: (link: LinkID, mtu: Int)] = [:]
+    var receiveLinks: [String: (link: LinkID, mtu: Int)] = [:]
 
     var phases: [String: CentralPhase] = [:]
     var centralLinks: [LinkID: CentralLink] = [:]
@@ -76,20 +84,28 @@ final class BlueZEngine: @unchecked Sendable {
             case .failure(let error): done(startError(error, doing: "GetNameOwner"))
             case .success(let values):
                 bluezOwner = values.first?.stringValue
-                readObjects(done: done)
+                attach(done: done)
             }
         }
     }
 
-    private func readObjects(done: @escaping (MeshLinkError?) -> Void) {
+    /// What a registration step gets when bluetoothd changed while it was under way.
+    private static let restarted = MeshLinkError.bluez("bluetoothd restarted while the mesh registered with it; start the mesh again")
+
+    /// Registers with bluetoothd: reads its objects, chooses and powers the adapter, registers
+    /// the GATT application and the advertisement, starts discovery. At start, and again each
+    /// time bluetoothd comes back (`reattach`): it keeps nothing of ours across a restart.
+    private func attach(done: @escaping (MeshLinkError?) -> Void) {
+        let attempt = generation
         bus?.call(BlueZNames.bus, "/", BlueZNames.objectManager, "GetManagedObjects") { [self] result in
+            guard attempt == generation else { return done(Self.restarted) }
             switch result {
             case .failure(let error):
                 done(startError(error, doing: "GetManagedObjects"))
             case .success(let values):
                 cacheObjects(values.first)
                 if let problem = chooseAdapter() { return done(problem) }
-                powerAdapter(done: done)
+                powerAdapter(attempt, done: done)
             }
         }
     }
@@ -129,29 +145,34 @@ final class BlueZEngine: @unchecked Sendable {
 
     var adapterName: String { adapterPath.split(separator: "/").last.map(String.init) ?? "" }
 
-    private func powerAdapter(done: @escaping (MeshLinkError?) -> Void) {
-        if objects[adapterPath]?[BlueZNames.adapter]?["Powered"]?.boolValue == true { return registerApplication(done: done) }
+    private func powerAdapter(_ attempt: Int, done: @escaping (MeshLinkError?) -> Void) {
+        if objects[adapterPath]?[BlueZNames.adapter]?["Powered"]?.boolValue == true { return registerApplication(attempt, done: done) }
         bus?.call(BlueZNames.bus, adapterPath, BlueZNames.properties, "Set", [
             .string(BlueZNames.adapter), .string("Powered"), .variant(.bool(true)),
         ]) { [self] result in
+            guard attempt == generation else { return done(Self.restarted) }
             if case .failure(let error) = result {
                 if error.isAccessDenied { return done(.bluetoothDenied("powering \(adapterName): \(error.message)")) }
                 return done(.noAdapter("adapter \(adapterName) is off and cannot be powered on (\(error.message)); check rfkill, or use --mesh udp:PORT,PEER…"))
             }
-            registerApplication(done: done)
+            registerApplication(attempt, done: done)
         }
     }
 
-    private func registerApplication(done: @escaping (MeshLinkError?) -> Void) {
+    private func registerApplication(_ attempt: Int, done: @escaping (MeshLinkError?) -> Void) {
         bus?.call(
             BlueZNames.bus, adapterPath, BlueZNames.gattManager, "RegisterApplication",
             [.objectPath(BlueZObjects.applicationRoot), .properties([:])]
         ) { [self] result in
+            guard attempt == generation else { return done(Self.restarted) }
             if case .failure(let error) = result { return done(startError(error, doing: "RegisterApplication")) }
             applicationRegistered = true
-            registerAdvertisement { [self] error in
-                if let error { return done(startError(error, doing: "RegisterAdvertisement")) }
-                startDiscovery(done: done)
+            // In the queue of advertisement rounds: an `advertise` under way goes first, this
+            // round then registers the latest data.
+            queueAdvertisementRound { [self] error in
+                guard attempt == generation else { return done(Self.restarted) }
+                if let error { return done(error) }
+                startDiscovery(attempt, done: done)
             }
         }
     }
@@ -168,11 +189,12 @@ final class BlueZEngine: @unchecked Sendable {
         }
     }
 
-    private func startDiscovery(done: @escaping (MeshLinkError?) -> Void) {
+    private func startDiscovery(_ attempt: Int, done: @escaping (MeshLinkError?) -> Void) {
         let filter: [String: DBusValue] = ["UUIDs": .strings([BlueZNames.serviceUUID]), "Transport": .string("le")]
         // A filter is an optimisation: matching happens on ServiceData either way.
         bus?.call(BlueZNames.bus, adapterPath, BlueZNames.adapter, "SetDiscoveryFilter", [.properties(filter)]) { _ in }
         bus?.call(BlueZNames.bus, adapterPath, BlueZNames.adapter, "StartDiscovery") { [self] result in
+            guard attempt == generation else { return done(Self.restarted) }
             if case .failure(let error) = result, error.name != "org.bluez.Error.InProgress" {
                 return done(startError(error, doing: "StartDiscovery"))
             }
@@ -189,6 +211,8 @@ final class BlueZEngine: @unchecked Sendable {
         guard let bus else { return }
         let wasRunning = running
         running = false
+        if let attachRetry { loop.cancelTimer(attachRetry) }
+        attachRetry = nil
         if advertisementRegistered {
             bus.call(BlueZNames.bus, adapterPath, BlueZNames.advertisingManager, "UnregisterAdvertisement", [.objectPath(BlueZObjects.advertisement)]) { _ in }
         }
@@ -221,17 +245,22 @@ final class BlueZEngine: @unchecked Sendable {
     // MARK: Advertising
 
     /// Re-registers the advertisement with a new short id or invite flag (after a key rotation
-    /// or when an invite opens); `done` gets the error, if any.
+    /// or when an invite opens); `done` gets the error, if any. While bluetoothd is away the new
+    /// data is kept for the next one.
     func advertise(shortID: [UInt8], inviteOpen: Bool, done: @escaping (MeshLinkError?) -> Void) {
         self.inviteOpen = inviteOpen
         advertisement = MeshAdvertisement(shortID: shortID, freeSlot: notifyLink.hasFreeSlot, inviteOpen: inviteOpen)
         reregisterAdvertisement(done: done)
     }
 
-    /// Re-registrations run one at a time (bluetoothd refuses a second registration of the same
-    /// object); requests arriving meanwhile share the next round, which reads the latest data.
     private func reregisterAdvertisement(done: @escaping (MeshLinkError?) -> Void) {
         guard bus != nil, running else { return done(.notRunning) }
+        queueAdvertisementRound(done)
+    }
+
+    /// Registrations run one at a time (bluetoothd refuses a second registration of the same
+    /// object); requests arriving meanwhile share the next round, which reads the latest data.
+    private func queueAdvertisementRound(_ done: @escaping (MeshLinkError?) -> Void) {
         advertisementQueued.append(done)
         if advertisementInFlight.isEmpty { runAdvertisementUpdate() }
     }
@@ -243,7 +272,10 @@ final class BlueZEngine: @unchecked Sendable {
         let finish: (DBusError?) -> Void = { [self] error in
             let waiters = advertisementInFlight
             advertisementInFlight = []
-            for waiter in waiters { waiter(error.map { startError($0, doing: "RegisterAdvertisement") }) }
+            // With bluetoothd away there is nothing to register with: the data waits, and the
+            // next bluetoothd gets it when the transport registers again (`reattach`).
+            let failure = bluezOwner == nil ? nil : error.map { startError($0, doing: "RegisterAdvertisement") }
+            for waiter in waiters { waiter(failure) }
             runAdvertisementUpdate()
         }
         guard advertisementRegistered else { return registerAdvertisement(finish) }
@@ -458,10 +490,13 @@ final class BlueZEngine: @unchecked Sendable {
         } else if !now.up, notifyLinkAnnounced.up {
             continuation.yield(.linkDown(BlueZTransport.notifyLink))
         }
+        var centralLeft = false
         for (device, known) in receiveLinks.sorted(by: { $0.value.link < $1.value.link }) where !notifyLink.contains(device: device) {
             receiveLinks[device] = nil
             continuation.yield(.linkDown(known.link))
+            centralLeft = true
         }
+        if centralLeft { reconsiderDuplicates() }
         for (device, mtu) in notifyLink.centrals.sorted(by: { $0.key < $1.key }) {
             let mtu = mtu ?? MeshProtocol.minMTU
             let link = receiveLinks[device]?.link ?? newLinkID()
@@ -489,16 +524,53 @@ final class BlueZEngine: @unchecked Sendable {
         }
     }
 
-    /// bluetoothd restarted or went away: what it told us is void.
+    /// bluetoothd went away, or a new one took org.bluez (NameOwnerChanged: name, old, new owner).
     private func bluezOwnerChanged(_ signal: DBusMessage) {
         guard let arguments = try? signal.readAll(), arguments.count == 3, arguments[0].stringValue == BlueZNames.bus else { return }
+        let previous = arguments[1].stringValue ?? ""
         let owner = arguments[2].stringValue ?? ""
         bluezOwner = owner.isEmpty ? nil : owner
-        guard owner.isEmpty, !adapterPath.isEmpty else { return }
-        adapterGone()
+        generation &+= 1
+        if !previous.isEmpty { bluetoothdGone() }
+        // During start its own steps see the change and fail; once running, the new bluetoothd
+        // gets everything again.
+        if !owner.isEmpty, running { reattach() }
+    }
+
+    /// What bluetoothd told us is void, every link is down, and what we registered with it
+    /// (application, advertisement, discovery) went with it.
+    private func bluetoothdGone() {
         objects = [:]
         advertisementRegistered = false
         applicationRegistered = false
+        awaitingAdapter = false
+        if let attachRetry { loop.cancelTimer(attachRetry) }
+        attachRetry = nil
+        for phase in phases.values { if let timer = phase.timer { loop.cancelTimer(timer) } }
+        adapterGone()
+        phases = [:]
+    }
+
+    /// Registers with a bluetoothd that came back, as at start. A restarted bluetoothd takes
+    /// its name before the kernel has reported the adapters: with ours not there yet, its
+    /// InterfacesAdded resumes; any other failure is tried again after `BlueZLimits.retryDelay`.
+    private func reattach() {
+        awaitingAdapter = false
+        if let attachRetry { loop.cancelTimer(attachRetry) }
+        attachRetry = nil
+        let attempt = generation
+        attach { [self] error in
+            guard error != nil, attempt == generation, running else { return }
+            if chooseAdapter() != nil {
+                awaitingAdapter = true
+                return
+            }
+            attachRetry = loop.after(BlueZLimits.retryDelay) { [self] in
+                attachRetry = nil
+                guard attempt == generation, running else { return }
+                reattach()
+            }
+        }
     }
 
     private func handleSignal(_ signal: DBusMessage) {
@@ -513,6 +585,7 @@ final class BlueZEngine: @unchecked Sendable {
                 objects[object, default: [:]][name] = properties
             }
             if interfaces[BlueZNames.device] != nil { considerDevice(object) }
+            if awaitingAdapter, chooseAdapter() == nil { reattach() }
         case (BlueZNames.objectManager, "InterfacesRemoved"):
             guard arguments.count == 2, let object = arguments[0].stringValue, let names = arguments[1].stringsValue else { return }
             for name in names { objects[object]?[name] = nil }

@@ -20,11 +20,14 @@ import Mesh
 /// * Central: discovers nodes by their ServiceData, connects (the smaller short id at once, the
 ///   larger after 10 s), ≤ 4 connections; each is its own link (LinkID ≥ 1; role central) with
 ///   MTU `min(ATT MTU − 3, 509)`.
+/// * `close(link)` ends a connection the router found to duplicate another (Docs/protocols/mesh.md 11.1).
+/// * bluetoothd restarting forgets every registration: the transport registers again with the
+///   new one (its links went down with the old one and come up again as before).
 ///
 /// `start` fails with `MeshLinkError.noAdapter` (org.bluez absent, no such adapter, no LE,
 /// not powerable), `.bluetoothDenied` (AccessDenied) or `.bluez` (another refusal). All D-Bus
 /// and socket I/O runs on one dedicated thread, never on Swift's cooperative pool.
-public final class BlueZTransport: MeshTransport {
+public final class BlueZTransport: MeshTransport, LinkClosing {
     public let name = "bluez"
     public let events: AsyncStream<TransportEvent>
     /// The adapter in use (`hci0`), as `burrow mesh status` prints it.
@@ -113,6 +116,12 @@ public final class BlueZTransport: MeshTransport {
             if !accepted { resume.resume(returning: .notRunning) }
         }
         if let error { throw error }
+    }
+
+    /// Ends a duplicate connection (`MeshAction.close`, Docs/protocols/mesh.md 11.1); see `BlueZEngine.close`.
+    public func close(_ link: LinkID) async {
+        let engine = self.engine
+        _ = try? await loop.submit { engine.close(link) }
     }
 
     /// Unregisters from bluetoothd, disconnects, reports every link down and ends `events`.

@@ -40,12 +40,23 @@ enum CentralPhase: Equatable {
     case up(LinkID)
     /// After a failure; the retry timer.
     case backingOff(timer: Int)
+    /// Our connection to it was closed as a duplicate (11.1): not connected to again until a
+    /// link goes down (the connection kept may have been the one that went).
+    case duplicate
+
+    /// The timer this phase waits on, if any.
+    var timer: Int? {
+        switch self {
+        case .waitingTurn(let timer), .resolving(let timer), .backingOff(let timer): return timer
+        case .idle, .connecting, .acquiring, .up, .duplicate: return nil
+        }
+    }
 
     /// Counts against the 4 central connections.
     var holdsSlot: Bool {
         switch self {
         case .connecting, .resolving, .acquiring, .up: return true
-        case .idle, .waitingTurn, .backingOff: return false
+        case .idle, .waitingTurn, .backingOff, .duplicate: return false
         }
     }
 }

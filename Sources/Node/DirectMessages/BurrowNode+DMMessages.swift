@@ -44,7 +44,9 @@ extension BurrowNode {
             return (contact.identityKey, true)
         }
         Failpoint.dmStored.check()
-        await flushDMOutbox(timeout: timeout, via: via)
+        // `via` is for this contact's frames; the rest of the outbox goes the default way.
+        let route = DMRoute(contact: identity.bytes, via: via)
+        await flushDMOutbox(timeout: timeout, route: route)
         if needsHandshake {
             // Wait for the answer (handshake2) within the timeout; the queued message goes on
             // the new session as soon as it is established.
@@ -57,7 +59,7 @@ extension BurrowNode {
                 if try store.transaction({ tx in try loadPigeon(tx)?.currentSession(with: identity) != nil }) { break }
                 try? await Task.sleep(for: .milliseconds(300))
             }
-            await flushDMOutbox(timeout: timeout, via: via)
+            await flushDMOutbox(timeout: timeout, route: route)
         }
         return try store.transaction { tx in
             guard let stored = try tx.dmMessages.get(contact: identity.bytes, direction: .outgoing, msgID: msgID),
@@ -109,11 +111,11 @@ extension BurrowNode {
     /// (Docs/protocols/pigeon-dm.md 6.2). A frame is `sent` (its message too) when a relay accepted it — or,
     /// with `--via mesh`, when the mesh took it (it stores and forwards for 24 h). With `auto`, a
     /// frame the mesh carried stays owed to the relays until one accepts it: the contact may not
-    /// be near.
+    /// be near. `route` (`dm send --via`) applies to its contact's frames only (`DMRoute`).
     ///
     /// Bounded by `DMOutboxPolicy`: one deadline (`timeout`) for the whole flush, recipients in
     /// parallel, contacts' frames first; a failed frame backs off, and expires or is given up.
-    func flushDMOutbox(timeout: Duration, via: DMVia = .auto) async {
+    func flushDMOutbox(timeout: Duration, route: DMRoute? = nil) async {
         let now = Self.now()
         guard let frames = try? store.transaction({ tx -> [StoredDMFrame] in
             try tx.dmOutbox.expire(handshakesBefore: now - DMOutboxPolicy.handshakeLifetime,
@@ -139,19 +141,20 @@ extension BurrowNode {
                     await group.next()
                     running -= 1
                 }
-                group.addTask { await self.flushDMFrames(batch, via: via, deadline: deadline) }
+                group.addTask { await self.flushDMFrames(batch, route: route, deadline: deadline) }
                 running += 1
             }
         }
     }
 
     /// One recipient's frames, in order, until the flush's deadline.
-    private func flushDMFrames(_ frames: [StoredDMFrame], via: DMVia, deadline: ContinuousClock.Instant) async {
-        let mesh = via == .nostr ? nil : self.mesh
+    private func flushDMFrames(_ frames: [StoredDMFrame], route: DMRoute?, deadline: ContinuousClock.Instant) async {
         var urls: [String]?
         for frame in frames {
             let remaining = deadline - ContinuousClock.now
             guard remaining > .zero else { return }  // left pending, not counted as an attempt
+            let via = route?.via(for: frame) ?? .auto
+            let mesh = via == .nostr ? nil : self.mesh
             var carried = meshCarriedFrames.withLock { $0.contains(frame.id) }
             if let mesh, let contact = frame.contact, !carried {
                 do {

@@ -252,6 +252,12 @@ public final class MeshService: Sendable {
                 for subscriber in subscribers {
                     if case .dropped = subscriber.yield(delivery) { countDropped(Self.queueFull) }
                 }
+            case .close(let link):
+                if let closing = transport as? any LinkClosing {
+                    await closing.close(link)
+                } else {
+                    logger.debug("a duplicate connection stays: the link layer cannot close it", metadata: ["link": "\(link)"])
+                }
             }
         }
     }

@@ -3,7 +3,8 @@
 Run as `/usr/bin/python3 -m dbusmock --template bluez_mesh_template.py -p '{"adapters": ["hci0"]}'`
 on a private bus (DBUS_SYSTEM_BUS_ADDRESS). Parameters: "adapters" (default ["hci0"]; [] for
 none), "powered" (default true), "powerable" (default true; false: setting Powered fails as with
-rfkill).
+rfkill), "adapter_delay_ms" (default 0: the adapters exist when the name is taken; more: they
+appear that much later, as a restarted bluetoothd's do once the kernel reports them).
 
 Like bluetoothd it
 * exports Adapter1 + GattManager1 + LEAdvertisingManager1 on /org/bluez/hciN;
@@ -165,8 +166,19 @@ def add_adapter(mock, name, powered):
 
 def load(mock, parameters):
     STATE['powerable'] = parameters.get('powerable', True)
-    for name in parameters.get('adapters', ['hci0']):
-        add_adapter(mock, name, parameters.get('powered', True))
+    names = parameters.get('adapters', ['hci0'])
+    powered = parameters.get('powered', True)
+    delay = int(parameters.get('adapter_delay_ms', 0))
+    if delay <= 0:
+        for name in names:
+            add_adapter(mock, name, powered)
+        return
+
+    def later():
+        for name in names:
+            add_adapter(mock, name, powered)
+        return False
+    GLib.timeout_add(delay, later)
 
 
 # --- reading back what the node registered ---
