@@ -15,7 +15,7 @@ enum Forwarding {
     /// or nil when nothing answers on the socket (the caller then reports `busy`).
     static func forward(_ globals: GlobalOptions) async throws -> Int32? {
         let passphrase = try Passphrase.resolve(globals)
-        let args = CommandContext.arguments
+        let args = Arguments.resolvingPaths(CommandContext.arguments, in: FileManager.default.currentDirectoryPath)
         // The node's stdin is not ours: what the command reads from stdin travels with it.
         let stdin = Arguments.readsStdin(args) ? Array(FileHandle.standardInput.readDataToEndOfFile()) : nil
         let request = ControlRequest(args: args, passphrase: passphrase, stdin: stdin)

@@ -34,6 +34,33 @@ struct GlobalOptions: ParsableArguments {
 enum Arguments {
     /// Options whose value is the next argument.
     static let valued: Set<String> = ["--home", "--timeout", "--passphrase-file"]
+    /// Options naming a file the command writes or reads (resolved before forwarding).
+    static let pathValued: Set<String> = ["--svg"]
+
+    /// `args` with every path option made absolute against `directory`: a command forwarded to
+    /// `burrow run` works in run's directory, and "rel.svg" must mean the caller's (issue 22).
+    static func resolvingPaths(_ args: [String], in directory: String) -> [String] {
+        func absolute(_ path: String) -> String {
+            path.hasPrefix("/") ? path : URL(fileURLWithPath: directory).appendingPathComponent(path).standardizedFileURL.path
+        }
+        var out: [String] = []
+        var index = 0
+        while index < args.count {
+            let arg = args[index]
+            if pathValued.contains(arg), index + 1 < args.count {
+                out += [arg, absolute(args[index + 1])]
+                index += 2
+                continue
+            }
+            if let equals = arg.firstIndex(of: "="), pathValued.contains(String(arg[..<equals])) {
+                out.append(String(arg[...equals]) + absolute(String(arg[arg.index(after: equals)...])))
+            } else {
+                out.append(arg)
+            }
+            index += 1
+        }
+        return out
+    }
     static let flags: Set<String> = ["--json"]
 
     /// Moves global options written before the subcommand name to the end, where every leaf

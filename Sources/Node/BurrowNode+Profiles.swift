@@ -39,7 +39,10 @@ extension BurrowNode {
         guard content.utf8.count <= Self.maximumProfileContent else {
             throw NodeError.invalidInput("the profile is larger than \(Self.maximumProfileContent) bytes")
         }
-        let (event, results) = try await publish(kind: 0, content: content, tags: [], timeout: timeout)
+        // Later than the one it replaces even within the same second: relays keep the lowest id
+        // of equal times (NIP-01), which could be the older profile.
+        let createdAt = max(Self.now(), (held?.createdAt ?? 0) + 1)
+        let (event, results) = try await publish(kind: 0, content: content, tags: [], createdAt: createdAt, timeout: timeout)
         try store.transaction { try keepProfile(event, tx: $0) }
         return (Self.profileView(publicKey.bytes, content: content, createdAt: event.createdAt), event, results)
     }

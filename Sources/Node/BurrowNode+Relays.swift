@@ -8,9 +8,13 @@ import Store
 extension BurrowNode {
     /// Signs a plain event with the identity key, records it, and publishes it to every relay.
     public func publish(kind: Int, content: String, tags: [[String]], timeout: Duration) async throws -> (Event, [PublishResult]) {
+        try await publish(kind: kind, content: content, tags: tags, createdAt: Self.now(), timeout: timeout)
+    }
+
+    func publish(kind: Int, content: String, tags: [[String]], createdAt: Int64, timeout: Duration) async throws -> (Event, [PublishResult]) {
         guard (0...65535).contains(kind) else { throw NodeError.invalidInput("kind must be 0…65535") }
         var rng = SystemRandomNumberGenerator()
-        let event = try Event.sign(kind: kind, content: content, tags: tags, createdAt: Self.now(), keys: keys, rng: &rng)
+        let event = try Event.sign(kind: kind, content: content, tags: tags, createdAt: createdAt, keys: keys, rng: &rng)
         _ = try store.insertEvent(Self.stored(event))
         let pool = try connectPool()
         let results = await pool.publish(event, timeout: timeout)

@@ -92,7 +92,7 @@ final class CLIMarmotTests: XCTestCase, @unchecked Sendable {
 
         // Create with Bob invited; the group object has every documented field.
         let created = try XCTUnwrap(try alice.ok(["group", "create", "Family", "--description", "us", "--invite", b])["group"] as? [String: Any])
-        XCTAssertEqual(Set(created.keys), ["nostr_group_id", "mls_group_id", "name", "description", "epoch", "members", "admins", "relays", "state"])
+        XCTAssertEqual(Set(created.keys), ["nostr_group_id", "mls_group_id", "name", "description", "epoch", "members", "admins", "relays", "state", "member_names"])
         XCTAssertEqual(created["name"] as? String, "Family")
         XCTAssertEqual(created["description"] as? String, "us")
         XCTAssertEqual(created["epoch"] as? Int, 1)
@@ -345,7 +345,19 @@ final class CLIMarmotTests: XCTestCase, @unchecked Sendable {
         let run = try PeerProcess(executable: BurrowProcess.binary, arguments: [
             "run", "--home", bob.path, "--passphrase-file", passFile.path, "--timeout", "5"])
         defer { run.stop() }
-        _ = try await run.waitForLine(prefix: "running as", timeout: .seconds(30))
+        let running = try await run.waitForLine(prefix: "running as", timeout: .seconds(30))
+        XCTAssertTrue(running.hasPrefix("running as npub1"), running)
+        // A path given to a forwarded command is the caller's (issue 22, item 8), and said in full.
+        try alice.ok(["location", gid, "--lat", "51.5", "--lon", "-0.12"])
+        let elsewhere = root.appendingPathComponent("elsewhere")
+        try FileManager.default.createDirectory(at: elsewhere, withIntermediateDirectories: true)
+        let mapped = try BurrowProcess.run(["locations", gid, "--sync", "--svg", "family.svg", "--home", bob.path,
+                                            "--passphrase-file", passFile.path, "--timeout", "5"], directory: elsewhere)
+        XCTAssertEqual(mapped.status, 0, mapped.stdout + mapped.stderr)
+        let mapPath = elsewhere.appendingPathComponent("family.svg").path
+        XCTAssertTrue(FileManager.default.fileExists(atPath: mapPath), "the map is where the caller is")
+        XCTAssertTrue(mapped.stdout.contains("map written to \(mapPath)"), mapped.stdout)
+        XCTAssertTrue(mapped.stdout.contains("Alice: 51.50000, -0.12000 at "), "a name, no ±0 m: \(mapped.stdout)")
         try alice.ok(["group", "add", gid, c])
         _ = try await run.waitForLine(prefix: "Carol joined Family", timeout: .seconds(20))
         _ = try join(carol)

@@ -44,11 +44,12 @@ public enum BurrowProcess {
     @discardableResult
     public static func run(
         _ args: [String], environment: [String: String] = [:], stdin: String? = nil, timeout: TimeInterval = 60,
-        executable: URL? = nil
+        executable: URL? = nil, directory: URL? = nil
     ) throws -> BurrowResult {
         let process = Process()
         process.executableURL = executable ?? binary
         process.arguments = args
+        if let directory { process.currentDirectoryURL = directory }
         var env = ProcessInfo.processInfo.environment
         env.removeValue(forKey: "BURROW_PASSPHRASE")
         env.removeValue(forKey: "BURROW_HOME")

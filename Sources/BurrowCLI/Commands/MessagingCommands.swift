@@ -93,14 +93,25 @@ struct LocationsCommand: BurrowCommand {
             try await freshness.apply(node, globals)
             return (try node.locations(group), try node.group(group).name)
         }
-        if let svg {
-            do { try LocationMap.svg(locations, title: name).write(toFile: svg, atomically: true, encoding: .utf8) } catch {
-                throw CLIError(.invalid_input, "cannot write the map to \(svg)")
+        // Absolute already when forwarded (resolved in the caller's directory); said in full.
+        let svgPath = svg.map { URL(fileURLWithPath: $0).standardizedFileURL.path }
+        if let svgPath {
+            do { try LocationMap.svg(locations, title: name).write(toFile: svgPath, atomically: true, encoding: .utf8) } catch {
+                throw CLIError(.invalid_input, "cannot write the map to \(svgPath)")
             }
         }
-        let human = locations.isEmpty ? "(no locations)" : locations.map {
-            "\($0.name ?? String($0.member.prefix(12))): \($0.payload.latitude), \($0.payload.longitude) ±\($0.payload.accuracy) m at \(MarmotOutput.time($0.payload.timestamp))\($0.stale ? " (stale)" : "")"
+        var human = locations.isEmpty ? "(no locations)" : locations.map { entry -> String in
+            let who = entry.name.map(TerminalText.sanitized) ?? MarmotOutput.npubPrefix(entry.member)
+            let accuracy = entry.payload.accuracy > 0 ? String(format: " ±%.0f m", entry.payload.accuracy) : ""
+            let battery = entry.payload.battery.map { ", battery \($0)%" } ?? ""
+            return "\(who): " + String(format: "%.5f, %.5f", entry.payload.latitude, entry.payload.longitude)
+                + "\(accuracy)\(battery) at \(MarmotOutput.time(entry.payload.timestamp))\(entry.stale ? " (stale)" : "")"
         }.joined(separator: "\n")
-        return CommandOutput(fields: [("locations", .array(locations.map(MarmotOutput.locationEntry)))], human: human)
+        var fields: [(String, JSONOutput)] = [("locations", .array(locations.map(MarmotOutput.locationEntry)))]
+        if let svgPath {
+            human += "\nmap written to \(svgPath)"
+            fields.append(("svg", .string(svgPath)))
+        }
+        return CommandOutput(fields: fields, human: human)
     }
 }

@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import Node
+import Nostr
 import RelayServer
 
 /// `burrow run`: stays connected, processes live, serves other commands over the home's
@@ -103,7 +104,8 @@ struct RunCommand: AsyncRunnable {
         case .contact(let c): return "contact " + DMOutput.contactText(c)
         case .error(let e): return "skipped \(e.eventID): \(e.reason)"
         case .ready(let pubkey, let socket, let relay):
-            return "running as \(pubkey), serving \(socket)" + (relay.map { ", embedded relay on \($0)" } ?? "")
+            let npub = (try? PublicKey(hex: pubkey))?.npub ?? pubkey
+            return "running as \(npub), serving \(socket)" + (relay.map { ", embedded relay on \($0)" } ?? "")
         }
     }
 }
