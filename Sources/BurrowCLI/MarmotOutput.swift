@@ -87,10 +87,13 @@ enum MarmotOutput {
     }
 
     static func messageText(_ m: MessageView) -> String {
-        let who = m.senderName ?? String(m.sender.prefix(12))
+        let who = m.senderName.map(TerminalText.sanitized) ?? npubPrefix(m.sender)
         let at = "[\(time(m.createdAt))]"
         if let text = m.text { return "\(at) \(who): \(text)" }
-        if let l = m.location { return "\(at) \(who) is at \(l.latitude), \(l.longitude) (±\(l.accuracy) m)" }
+        if let l = m.location {
+            let accuracy = l.accuracy > 0 ? String(format: " ±%.0f m", l.accuracy) : ""
+            return "\(at) \(who) is at " + String(format: "%.5f, %.5f", l.latitude, l.longitude) + accuracy
+        }
         if m.kind == MarmotKind.leaveRequest { return "\(at) \(who) asks to leave the group" }
         if let r = m.reaction { return "\(at) \(who) reacted \(r.emoji) to \(r.target.hex.prefix(12))" }
         return "\(at) \(who) kind \(m.kind): \(m.content)"

@@ -42,12 +42,25 @@ extension BurrowNode {
             }
         }
         await flushOutbox(timeout: timeout)
-        return loaded.view
+        return await namingInvitees((try? store.transaction { try loaded.namedView(tx: $0) }) ?? loaded.view, invitees, timeout: timeout)
     }
 
     /// Adds members (admins only): fetch their KeyPackages, commit, publish, merge, welcome.
     public func addMembers(_ groupText: String, keys invitees: [PublicKey], timeout: Duration) async throws -> GroupView {
-        try await addMembers(caughtUp: try await catchUp(groupText, timeout: timeout), keys: invitees, timeout: timeout)
+        let view = try await addMembers(caughtUp: try await catchUp(groupText, timeout: timeout), keys: invitees, timeout: timeout)
+        return await namingInvitees(view, invitees, timeout: timeout)
+    }
+
+    /// `view` with the invitees' names: their profiles are fetched as their KeyPackages were,
+    /// so the one who invites sees names, not keys (a short wait; keys when none came).
+    func namingInvitees(_ view: GroupView, _ invitees: [PublicKey], timeout: Duration) async -> GroupView {
+        await fetchProfiles(of: invitees, timeout: min(timeout, .seconds(3)))
+        var named = view
+        guard let id = try? Hex.decode(view.mlsGroupID) else { return view }
+        for key in invitees where named.memberNames[key.hex] == nil {
+            if let name = try? store.transaction({ try $0.memberNames.name(pubkey: key.bytes, mlsGroupID: id) }) { named.memberNames[key.hex] = name }
+        }
+        return named
     }
 
     /// Adds members to a group just brought up to date.
@@ -175,7 +188,7 @@ extension BurrowNode {
         Failpoint.messageStored.check()
         try await publishAccepted(event, to: urls, timeout: timeout)
         try store.transaction { try $0.outbox.setState(eventID: event.id.bytes, .sent) }
-        return try store.transaction { try loadGroup(mlsGroupID: id, in: $0).view }
+        return try store.transaction { try loadGroup(mlsGroupID: id, in: $0).namedView(tx: $0) }
     }
 
     // MARK: The commit flow

@@ -48,7 +48,7 @@ extension BurrowNode {
         do { try await syncGroups([id], timeout: timeout, report: &report) } catch where !relaysRequired {
             logger.info("joined without a relay in reach; the group catches up at the next sync")
         }
-        return try store.transaction { try loadGroup(mlsGroupID: id, in: $0).view }
+        return try store.transaction { try loadGroup(mlsGroupID: id, in: $0).namedView(tx: $0) }
     }
 
     public func declineInvite(_ idText: String) throws -> GroupView {
@@ -65,15 +65,23 @@ extension BurrowNode {
         }
     }
 
-    /// An invite id: the full gift-wrap id or a unique prefix (at least 8 hex digits).
+    /// An invite: the full gift-wrap id, a unique prefix of it (at least 8 hex digits), or the
+    /// group's name when exactly one pending invite has it (case-insensitive).
     func resolveInvite(_ text: String) throws -> [UInt8] {
         let lower = text.lowercased()
-        guard lower.count >= 8, lower.allSatisfy(\.isHexDigit) else { throw NodeError.unknownInvite("not an invite id: \(text)") }
-        let matches = try store.transaction { try $0.invites.list(state: .pending) }.filter { Hex.encode($0.wrapperID).hasPrefix(lower) }
-        guard matches.count == 1 else {
-            throw NodeError.unknownInvite(matches.isEmpty ? "no pending invite \(text)" : "\(text) matches \(matches.count) invites")
+        let pending = try store.transaction { tx in try tx.invites.list(state: .pending).map { ($0, try inviteView($0, tx: tx)) } }
+        if lower.count >= 8, lower.allSatisfy(\.isHexDigit) {
+            let matches = pending.filter { Hex.encode($0.0.wrapperID).hasPrefix(lower) }
+            if matches.count == 1 { return matches[0].0.wrapperID }
+            if matches.count > 1 { throw NodeError.unknownInvite("\(text) matches \(matches.count) invites") }
         }
-        return matches[0].wrapperID
+        let named = pending.filter { $0.1.groupName.lowercased() == lower }
+        guard named.count == 1 else {
+            if named.isEmpty { throw NodeError.unknownInvite("no pending invite \(text) (see `burrow invite list --sync`)") }
+            throw NodeError.unknownInvite("\(named.count) invites are for a group called \(text); give the id: "
+                                          + named.map { String($0.1.id.prefix(12)) }.joined(separator: ", "))
+        }
+        return named[0].0.wrapperID
     }
 
     func inviteView(_ invite: StoredInvite, tx: StoreTransaction) throws -> InviteView {

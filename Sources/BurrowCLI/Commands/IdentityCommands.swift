@@ -52,9 +52,12 @@ struct InitCommand: BurrowCommand {
 struct WhoamiCommand: BurrowCommand {
     static let configuration = CommandConfiguration(commandName: "whoami", abstract: "Show the identity and relays.")
     @OptionGroup var globals: GlobalOptions
+    @Flag(help: "Print only the npub (to hand to someone, or to a script).") var npub = false
 
     func execute() async throws -> CommandOutput {
-        try await NodeOpener.with(globals) { try IdentityOutput.of($0, verb: nil) }
+        var output = try await NodeOpener.with(globals) { try IdentityOutput.of($0, verb: nil) }
+        if npub, case .string(let text)? = output.fields.first(where: { $0.0 == "npub" })?.1 { output.human = text }
+        return output
     }
 }
 

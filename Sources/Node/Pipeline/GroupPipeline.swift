@@ -93,7 +93,8 @@ struct GroupPipeline {
         }
         guard let (candidate, decrypted) = opened else {
             guard let ours = readable.first(where: { Self.readsFirst($0.group.row.state) }) else {
-                return .reject("the group is no longer ours to read")
+                // Left or removed: its later events are none of ours; recorded, not an error.
+                return .record("for a group we no longer read", counted: false)
             }
             let joinedAt = (try? ours.joinedAt()) ?? ours.group.row.createdAt
             return .hold("no key of a known epoch opens it (a later epoch?)", beforeJoin: event.createdAt <= joinedAt)

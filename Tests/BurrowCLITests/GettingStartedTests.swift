@@ -1,0 +1,41 @@
+import Foundation
+import TestSupport
+import XCTest
+
+/// Docs/getting-started.md is followed verbatim (issue 22, item 11): `scripts/getting-started.sh`
+/// runs every `bash` block of the guide, in order, with the built `burrow`; the walk must finish
+/// and a person must read what the guide promises (names, "sent to Family", the map's path, the
+/// DM, the re-added member's old messages).
+final class GettingStartedTests: XCTestCase {
+    func testTheGuideWorksAsWritten() throws {
+        let script = Fixtures.repositoryRoot.appendingPathComponent("scripts/getting-started.sh")
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/bin/bash")
+        process.arguments = [script.path, BurrowProcess.binary.deletingLastPathComponent().path]
+        var environment = ProcessInfo.processInfo.environment
+        environment.removeValue(forKey: "BURROW_PASSPHRASE")
+        environment.removeValue(forKey: "BURROW_HOME")
+        process.environment = environment
+        let output = Pipe()
+        process.standardOutput = output
+        process.standardError = output
+        try process.run()
+        let data = output.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        let transcript = String(decoding: data, as: UTF8.self)
+        XCTAssertEqual(process.terminationStatus, 0, "the guide's walk failed:\n\(transcript.suffix(3000))")
+        let said = transcript.split(separator: "\n").filter { !$0.hasPrefix("+") }.map(String.init)
+        func shows(_ text: String, _ why: String) { XCTAssertTrue(said.contains { $0.contains(text) }, "\(why): no line with \(text)") }
+        shows("burrow 0.", "--version")
+        shows("\"Family\" from Alice", "the invite names the inviter")
+        shows("members        Alice, Bob", "members by name")
+        shows("sent to Family", "chat in plain words")
+        shows("Bob: Hi Mum, home by six", "the chat arrived")
+        shows("Alice: 51.50070, -0.12460 ±15 m, battery 80%", "a location by name")
+        shows("map written to /", "the map's path")
+        shows("← Bob (unverified): Can you pick me up?", "the DM arrived")
+        shows("members        Alice\n".trimmingCharacters(in: .newlines), "Bob's removal completed")
+        XCTAssertEqual(said.filter { $0.contains("invite ") && $0.contains("\"Family\"") }.count, 2, "invited, then invited back")
+        XCTAssertFalse(said.contains { $0.contains("sync skipped") }, "nothing refused along the way")
+    }
+}
