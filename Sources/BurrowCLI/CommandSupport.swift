@@ -52,9 +52,17 @@ enum CommandRunner {
         } catch let exit as ExitCode {
             throw exit
         } catch {
-            let failure = CLIError.from(error)
-            if failure.code == .busy, ServingNode.current == nil, let status = try await Forwarding.forward(globals) {
-                throw ExitCode(status)
+            var failure = CLIError.from(error)
+            if failure.code == .busy, ServingNode.current == nil {
+                // Forwarding can fail on its own (no passphrase, a dead socket): reported as
+                // any failure is, never as a Swift value dump.
+                do {
+                    if let status = try await Forwarding.forward(globals) { throw ExitCode(status) }
+                } catch let exit as ExitCode {
+                    throw exit
+                } catch {
+                    failure = CLIError.from(error)
+                }
             }
             Console.report(failure, json: globals.json)
             throw ExitCode(failure.exitCode)

@@ -19,13 +19,21 @@ enum Passphrase {
         guard isatty(STDIN_FILENO) == 1 else {
             throw CLIError(.passphrase_required, "no passphrase: use --passphrase-file or BURROW_PASSPHRASE")
         }
+        // Asked once per command: finding the store busy and forwarding to `burrow run` need
+        // the same passphrase, and asking twice is a question the user cannot make sense of.
+        if !confirm, let asked = prompted { return asked }
         let first = try prompt("Passphrase: ")
         if confirm {
             let second = try prompt("Repeat passphrase: ")
             guard first == second else { throw CLIError(.invalid_input, "the passphrases differ") }
         }
-        return try nonEmpty(first)
+        let passphrase = try nonEmpty(first)
+        prompted = passphrase
+        return passphrase
     }
+
+    /// What the prompt returned in this process (one command), for the second use.
+    nonisolated(unsafe) private static var prompted: [UInt8]?
 
     private static func nonEmpty(_ bytes: [UInt8]) throws -> [UInt8] {
         guard !bytes.isEmpty else { throw CLIError(.passphrase_required, "the passphrase is empty") }
