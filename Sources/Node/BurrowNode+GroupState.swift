@@ -43,8 +43,35 @@ extension BurrowNode {
         }
         let named = groups.filter { $0.group.data.name == text }
         if named.count == 1 { return named[0] }
-        if named.count > 1 { throw NodeError.ambiguousGroup("\(named.count) groups are named \(text)") }
-        throw NodeError.unknownGroup("no group matches \(text)")
+        if named.count > 1 { throw NodeError.ambiguousGroup(Self.candidates(named, "\(named.count) groups are named \(text)")) }
+        // Names are for people: case does not matter when it leaves one group.
+        let folded = groups.filter { $0.group.data.name.lowercased() == lower }
+        if folded.count == 1 { return folded[0] }
+        if folded.count > 1 { throw NodeError.ambiguousGroup(Self.candidates(folded, "\(folded.count) groups are named \(text)")) }
+        let near = groups.filter { Self.isNear($0.group.data.name.lowercased(), lower) }.map { "\"\($0.group.data.name)\"" }
+        throw NodeError.unknownGroup("no group matches \(text)" + (near.isEmpty ? "" : "; did you mean \(near.joined(separator: " or "))?"))
+    }
+
+    /// "N groups are named X: give the id (Family ab12cd34…, Family 9f8e7d6c…)".
+    static func candidates(_ groups: [LoadedGroup], _ lead: String) -> String {
+        lead + "; give one's id: " + groups.map { "\($0.group.data.name) \(Hex.encode($0.row.nostrGroupID).prefix(12))" }.joined(separator: ", ")
+    }
+
+    /// A name one typo away (edit distance ≤ 2) or one that starts with what was typed.
+    static func isNear(_ name: String, _ typed: String) -> Bool {
+        guard !typed.isEmpty, !name.isEmpty else { return false }
+        if name.hasPrefix(typed) || typed.hasPrefix(name) { return true }
+        let a = Array(name), b = Array(typed)
+        guard abs(a.count - b.count) <= 2, a.count <= 64 else { return false }
+        var previous = Array(0...b.count)
+        for i in 1...a.count {
+            var current = [i] + Array(repeating: 0, count: b.count)
+            for j in 1...max(b.count, 1) where j <= b.count {
+                current[j] = min(previous[j] + 1, current[j - 1] + 1, previous[j - 1] + (a[i - 1] == b[j - 1] ? 0 : 1))
+            }
+            previous = current
+        }
+        return previous[b.count] <= 2
     }
 
     /// The mls_group_id of GROUP.
