@@ -6,12 +6,19 @@ import Nostr
 /// MDK after 0.8.0 (White Noise) requires; MDK-made rumors always carry it.
 public struct VerifiedInnerEvent: Hashable, Sendable {
     public let rumor: Rumor
+    /// The MLS sender ratchet generation that carried it (received messages): the sender's
+    /// order within its epoch.
+    public internal(set) var generation: UInt32?
 
     /// The sender (equal to the MLS sender's identity).
     public var sender: PublicKey { rumor.pubkey }
 
     /// The typed content of the known inner kinds; `.other` for the rest.
     public func content() throws -> InnerContent { try InnerContent(parsing: rumor) }
+
+    /// The same inner event whichever message carried it: equality is the rumor's.
+    public static func == (a: Self, b: Self) -> Bool { a.rumor == b.rumor }
+    public func hash(into hasher: inout Hasher) { hasher.combine(rumor) }
 }
 
 extension InnerContent {

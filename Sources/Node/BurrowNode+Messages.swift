@@ -87,9 +87,11 @@ extension BurrowNode {
             let epoch = loaded.group.epoch
             let event = try loaded.group.seal(rumor, now: now, using: &rng)
             try loaded.save(tx)
+            let generation = try tx.messages.count(mlsGroupID: id.bytes, epoch: Int64(clamping: epoch), sender: publicKey.bytes)
             try tx.messages.insert(StoredMessage(
                 mlsGroupID: id.bytes, id: rumor.id.bytes, eventID: event.id.bytes, sender: publicKey.bytes, kind: rumor.kind,
-                createdAt: rumor.createdAt, content: rumor.content, rumorJSON: rumor.jsonString, epoch: Int64(clamping: epoch), receivedAt: now))
+                createdAt: rumor.createdAt, content: rumor.content, rumorJSON: rumor.jsonString, epoch: Int64(clamping: epoch), receivedAt: now,
+                generation: generation))
             try tx.processedEvents.mark(eventID: event.id.bytes, outcome: "own message", at: now)
             let urls = relayURLs(for: loaded.group, ours: ours)
             try tx.outbox.insert(OutboxEntry(eventID: event.id.bytes, mlsGroupID: id.bytes, purpose: .message, json: event.jsonString,

@@ -366,7 +366,8 @@ extension BurrowNode {
                         let stored = StoredMessage(
                             mlsGroupID: change.group.row.mlsGroupID, id: inner.rumor.id.bytes, eventID: event.id.bytes,
                             sender: inner.sender.bytes, kind: inner.rumor.kind, createdAt: inner.rumor.createdAt,
-                            content: inner.rumor.content, rumorJSON: inner.rumor.jsonString, epoch: Int64(clamping: epoch), receivedAt: now)
+                            content: inner.rumor.content, rumorJSON: inner.rumor.jsonString, epoch: Int64(clamping: epoch), receivedAt: now,
+                            generation: Int64(inner.generation ?? 0))
                         if try tx.messages.insert(stored) {
                             newMessages += 1
                             if case .chat(.nickname(let nickname))? = try? inner.content(), !nickname.value.isEmpty {

@@ -18,7 +18,7 @@ struct Migration: Sendable {
 }
 
 enum Schema {
-    static let migrations: [Migration] = [v1, v2, v3, v4, v5, v6, v7, v8, v9]
+    static let migrations: [Migration] = [v1, v2, v3, v4, v5, v6, v7, v8, v9, v10]
 
     static var latestVersion: Int { migrations.last?.version ?? 0 }
 
@@ -311,6 +311,12 @@ enum Schema {
             event_id BLOB NOT NULL CHECK (length(event_id) = 32)
         ) WITHOUT ROWID
         """,
+    ])
+
+    /// v10: a message's sender ratchet generation, so one person's messages of the same
+    /// second keep their sending order (issue 22).
+    static let v10 = Migration(version: 10, statements: [
+        "ALTER TABLE messages ADD COLUMN generation INTEGER NOT NULL DEFAULT 0",
     ])
 
     static func currentVersion(_ connection: SQLiteConnection) throws -> Int {

@@ -386,6 +386,22 @@ final class CLIMarmotTests: XCTestCase, @unchecked Sendable {
         XCTAssertEqual((try bob.ok(["profile", "show", "mum"])["profile"] as? [String: Any])?["pubkey"] as? String, a)
     }
 
+    /// One person's messages never swap (issue 22, item 5): Bob's chats, several a second,
+    /// reach Carol in any order, and she lists them in the order Bob sent them (created_at,
+    /// then Bob's ratchet generation, then arrival).
+    func testOnePersonsMessagesOfTheSameSecondKeepTheirOrder() throws {
+        let bob = try makeHome("bob"), carol = try makeHome("carol")
+        let gid = try XCTUnwrap((try bob.ok(["group", "create", "Order", "--invite", try carol.pubkey])["group"] as? [String: Any])?["nostr_group_id"] as? String)
+        _ = try join(carol)
+        let sent = (1...16).map { String(format: "m%02d", $0) }
+        for text in sent { try bob.ok(["chat", gid, text]) }
+        try carol.ok(["sync"])
+        let received = try XCTUnwrap(try carol.ok(["messages", gid])["messages"] as? [[String: Any]]).compactMap { $0["text"] as? String }
+        XCTAssertEqual(received, sent)
+        let ours = try XCTUnwrap(try bob.ok(["messages", gid, "--limit", "5"])["messages"] as? [[String: Any]]).compactMap { $0["text"] as? String }
+        XCTAssertEqual(ours, Array(sent.suffix(5)), "the newest five, in order, on the sender's side too")
+    }
+
     /// `run`'s upkeep: a consumed KeyPackage is replaced, and groups self-update on the period.
     func testRunRenewsConsumedKeyPackagesAndSelfUpdates() async throws {
         let alice = try makeHome("alice"), bob = try makeHome("bob")

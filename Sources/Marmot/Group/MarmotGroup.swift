@@ -223,7 +223,8 @@ public struct MarmotGroup: Sendable {
             guard let identity = application.sender.identity else {
                 throw MarmotError.commitNotAuthorized("the sender has no basic credential")
             }
-            let inner = try InnerEvent.verify(applicationData: application.data, senderIdentity: identity)
+            var inner = try InnerEvent.verify(applicationData: application.data, senderIdentity: identity)
+            inner.generation = application.generation
             self.mls = next
             return .application(inner, epoch: application.epoch)
         case .proposal(let proposal):

@@ -99,9 +99,12 @@ public struct StoredMessage: Sendable, Equatable {
     public let rumorJSON: String
     public let epoch: Int64
     public let receivedAt: Int64
+    /// The sender's ratchet generation in `epoch` (its sending order there).
+    public let generation: Int64
 
     public init(seq: Int64 = 0, mlsGroupID: [UInt8], id: [UInt8], eventID: [UInt8], sender: [UInt8], kind: Int, createdAt: Int64,
-                content: String, rumorJSON: String, epoch: Int64, receivedAt: Int64) {
+                content: String, rumorJSON: String, epoch: Int64, receivedAt: Int64, generation: Int64 = 0) {
+        self.generation = generation
         self.seq = seq
         self.mlsGroupID = mlsGroupID
         self.id = id

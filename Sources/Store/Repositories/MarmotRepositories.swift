@@ -140,14 +140,17 @@ public struct MessageRepository {
     public func insert(_ m: StoredMessage) throws -> Bool {
         try transaction.connection().execute(
             """
-            INSERT OR IGNORE INTO messages (mls_group_id, id, event_id, sender, kind, created_at, content, rumor_json, epoch, received_at)
-            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+            INSERT OR IGNORE INTO messages (mls_group_id, id, event_id, sender, kind, created_at, content, rumor_json, epoch, received_at,
+                                            generation)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
             """,
             [.blob(m.mlsGroupID), .blob(m.id), .blob(m.eventID), .blob(m.sender), .int(m.kind), .integer(m.createdAt),
-             .text(m.content), .text(m.rumorJSON), .integer(m.epoch), .integer(m.receivedAt)]) > 0
+             .text(m.content), .text(m.rumorJSON), .integer(m.epoch), .integer(m.receivedAt), .integer(m.generation)]) > 0
     }
 
-    /// The group's messages ordered by created_at, ties in arrival order; the newest `limit` when given.
+    /// The group's messages ordered by created_at, then within a second by epoch and the
+    /// sender's ratchet generation (one person's messages never swap, however they arrived),
+    /// then arrival; the newest `limit` when given.
     public func list(mlsGroupID: [UInt8], kinds: [Int]? = nil, limit: Int? = nil) throws -> [StoredMessage] {
         var sql = "\(Self.select) WHERE mls_group_id = ?"
         var values: [SQLiteValue] = [.blob(mlsGroupID)]
@@ -156,10 +159,10 @@ public struct MessageRepository {
             values += kinds.map { .int($0) }
         }
         if let limit {
-            sql = "SELECT * FROM (\(sql) ORDER BY created_at DESC, seq DESC LIMIT ?) ORDER BY created_at, seq"
+            sql = "SELECT * FROM (\(sql) ORDER BY \(Self.newestFirst) LIMIT ?) ORDER BY \(Self.order)"
             values.append(.int(limit))
         } else {
-            sql += " ORDER BY created_at, seq"
+            sql += " ORDER BY \(Self.order)"
         }
         return try transaction.connection().query(sql, values, row: Self.row)
     }
@@ -174,13 +177,23 @@ public struct MessageRepository {
     }
 
     static let select = """
-        SELECT seq, mls_group_id, id, event_id, sender, kind, created_at, content, rumor_json, epoch, received_at FROM messages
+        SELECT seq, mls_group_id, id, event_id, sender, kind, created_at, content, rumor_json, epoch, received_at, generation FROM messages
         """
+    static let order = "created_at, epoch, generation, seq"
+    static let newestFirst = "created_at DESC, epoch DESC, generation DESC, seq DESC"
+
+    /// How many messages `sender` stored in the group's `epoch`: our own next message's place
+    /// (our sending ratchet's generation counts our application messages of the epoch).
+    public func count(mlsGroupID: [UInt8], epoch: Int64, sender: [UInt8]) throws -> Int64 {
+        try transaction.connection().queryFirst(
+            "SELECT count(*) FROM messages WHERE mls_group_id = ? AND epoch = ? AND sender = ?",
+            [.blob(mlsGroupID), .integer(epoch), .blob(sender)]) { $0.int64(0) } ?? 0
+    }
 
     static func row(_ s: SQLiteStatement) -> StoredMessage {
         StoredMessage(seq: s.int64(0), mlsGroupID: s.blob(1) ?? [], id: s.blob(2) ?? [], eventID: s.blob(3) ?? [], sender: s.blob(4) ?? [],
                       kind: s.int(5), createdAt: s.int64(6), content: s.text(7) ?? "", rumorJSON: s.text(8) ?? "",
-                      epoch: s.int64(9), receivedAt: s.int64(10))
+                      epoch: s.int64(9), receivedAt: s.int64(10), generation: s.int64(11))
     }
 }
 
