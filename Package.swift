@@ -56,10 +56,11 @@ let package = Package(
             swiftSettings: swift6
         ),
         // The Burrow mesh (Docs/protocols/mesh.md): packets, fragments, the flooding router, store-and-forward,
-        // nearby invites, and the simulated radio that drives routers in tests. Sans-I/O.
+        // nearby invites, and the simulated radio that drives routers in tests. Sans-I/O; a nearby invite carries
+        // the join request as bytes (Node reads it), so the mesh does not import Marmot.
         .target(
             name: "Mesh",
-            dependencies: ["Nostr", "Marmot", "CSodium", .product(name: "Crypto", package: "swift-crypto")],
+            dependencies: ["Nostr", "CSodium", .product(name: "Crypto", package: "swift-crypto")],
             swiftSettings: swift6
         ),
         // The mesh's link layers: the loopback radio (Docs/protocols/mesh.md 11.2, UDP on 127.0.0.1) and BlueZ over
@@ -112,7 +113,7 @@ let package = Package(
         ),
         .target(
             name: "Conformance",
-            dependencies: ["Nostr", "MLS", "Pigeon", "Mesh", .product(name: "Crypto", package: "swift-crypto")],
+            dependencies: ["Nostr", "MLS", "Marmot", "Pigeon", "Mesh", .product(name: "Crypto", package: "swift-crypto")],
             swiftSettings: swift6
         ),
         // The command-line program: a library (so the crash tests' probe runs the same code)
@@ -203,7 +204,7 @@ let package = Package(
             swiftSettings: swift6
         ),
         .testTarget(name: "BurrowCLITests", dependencies: ["TestSupport", "Nostr", "Marmot", "Node", "Pigeon", "RelayClient"], swiftSettings: swift6),
-        .testTarget(name: "MeshTests", dependencies: ["TestSupport", "Mesh", "Nostr"], swiftSettings: swift6),
+        .testTarget(name: "MeshTests", dependencies: ["TestSupport", "Mesh", "Nostr", "Marmot"], swiftSettings: swift6),
         // The BlueZ link layer against a mock org.bluez (python-dbusmock) on a private dbus-daemon.
         .testTarget(name: "MeshLinksTests", dependencies: ["TestSupport", "MeshLinks", "Mesh", "CSystemd"], swiftSettings: swift6),
         .testTarget(name: "FuzzSmokeTests", dependencies: ["TestSupport", "FuzzTargets", "MLS", "Marmot", "Nostr"], swiftSettings: swift6),

@@ -1,3 +1,4 @@
+import Marmot
 @testable import Mesh
 import Nostr
 import XCTest
@@ -104,6 +105,8 @@ final class InviteFieldTests: XCTestCase {
                                   auxRand: [UInt8](repeating: 1, count: 32), now: simulation.now)
         let keyPackage = try Event.sign(kind: 30443, content: String(repeating: "k", count: 600), tags: [["d", "1"]],
                                         createdAt: Int64(simulation.now / 1000), keys: joinerKeys, rng: &rng)
+        // The inviter's CPace scalars, apart so that they leave `rng`'s draws as they were.
+        var scalars = MeshSplitMix64(seed: UInt64(inviter) << 8 | UInt64(joinerNode))
         var joiner: JoinSession?
         var hostActions = host.tick(now: simulation.now)
         var joinerActions: [JoinSession.Action] = []
@@ -116,7 +119,10 @@ final class InviteFieldTests: XCTestCase {
                     try simulation.perform(on: inviter) { r, now, out in try r.send(type: .inviteBeacon, recipient: nil, payload: payload, now: now, actions: &out) }
                 case .send(let type, let to, let payload):
                     try simulation.perform(on: inviter) { r, now, out in try r.send(type: type, recipient: to, payload: payload, now: now, actions: &out) }
-                case .joinRequest(let request, let peer):
+                case .joinRequest(let plaintext, let peer):
+                    // The node's part: read the request, then add and welcome.
+                    let request = try JoinRequest.decode(plaintext)
+                    _ = host.requestRead(from: peer)
                     let giftWrap = try Event.sign(kind: 1059, content: String(repeating: "w", count: 3000), tags: [["p", request.pubkey.hex]],
                                                   createdAt: Int64(simulation.now / 1000), keys: Keys.generate(using: &rng), rng: &rng)
                     hostActions = host.welcome(giftWrap: giftWrap.jsonBytes, to: peer, now: simulation.now)
@@ -140,7 +146,12 @@ final class InviteFieldTests: XCTestCase {
                 case .finished(let result):
                     // A joiner that gave up (timeout) tries again, as a person would.
                     if result != nil, result != .wrongCode, result != .tooManyAttempts { joiner = nil }
-                case .challengeOpened: break
+                case .challengeOpened(let info):
+                    // The node's part: the join request for the group the challenge named.
+                    let request = JoinRequest(groupID: info.groupID, pubkey: joinerKeys.publicKey, keyPackage: keyPackage, name: nil)
+                    for case .send(let type, let to, let payload) in joiner?.request(request.json, now: simulation.now) ?? [] {
+                        try simulation.perform(on: joinerNode) { r, now, out in try r.send(type: type, recipient: to, payload: payload, now: now, actions: &out) }
+                    }
                 }
             }
             joinerActions = []
@@ -149,8 +160,7 @@ final class InviteFieldTests: XCTestCase {
                 switch delivery.content {
                 case .beacon(let beacon, _) where joiner == nil && beacon.inviteID == inviteID:
                     var session = JoinSession(beacon: beacon, inviter: delivery.packet.sender,
-                                              myID: simulation.routers[joinerNode].identity.current.id, keyPackage: keyPackage,
-                                              pubkey: joinerKeys.publicKey)
+                                              myID: simulation.routers[joinerNode].identity.current.id, keyPackageID: keyPackage.id)
                     joinerActions += session.attempt(code: code, now: simulation.now, using: &rng)
                     joiner = session
                 case .join(let message):
@@ -160,7 +170,7 @@ final class InviteFieldTests: XCTestCase {
             }
             for delivery in simulation.takeInbox(of: inviter) {
                 if case .join(let message) = delivery.content {
-                    hostActions += host.receive(message, from: delivery.packet.sender, now: simulation.now)
+                    hostActions += host.receive(message, from: delivery.packet.sender, now: simulation.now, using: &scalars)
                 }
             }
             hostActions += host.tick(now: simulation.now)
