@@ -1,6 +1,7 @@
 import Marmot
 import Mesh
 import Nostr
+import SeededRandom
 
 extension MeshConformance {
     /// One nearby-invite transcript (invite.json): keys, generators, shares, the shared point,
@@ -150,7 +151,7 @@ extension MeshConformance {
             let event = try UnverifiedEvent(json: kp).verified()
             return (event, pubkey, request["name"]?.stringValue)
         }
-        var rng = MeshSplitMix64(seed: 1)
+        var rng = SplitMix64(seed: 1)
         let keys = Keys.generate(using: &rng)
         let event = try Event.sign(kind: 30443, content: "", createdAt: 0, keys: keys, rng: &rng)
         return (event, keys.publicKey, nil)

@@ -1,6 +1,7 @@
 import Marmot
 @testable import Mesh
 import Nostr
+import TestSupport
 import XCTest
 
 /// Nearby invites in a crowd: a 50-node random geometric graph (mean degree ≈ 6.5, MTU 185)
@@ -11,7 +12,7 @@ final class InviteFieldTests: XCTestCase {
     /// Every node within the beacon's TTL (2 hops) of an inviter hears its beacon within 10 s
     /// (five beacons), for ten inviters: ≥ 99 % of (invite, node within TTL), none beyond.
     func testBeaconsReachEveryNodeWithinTTLUnderLoss() throws {
-        var rng = MeshSplitMix64(seed: 44)
+        var rng = SplitMix64(seed: 44)
         let topology = Topology.randomGeometric(nodeCount: 50, meanDegree: 6.5, mtu: 185, using: &rng)
         var simulation = MeshSimulation(topology: topology, seed: 5, impairment: .init(loss: 0.10, duplication: 0.02, latency: 5...40))
         simulation.keepContents = true
@@ -62,7 +63,7 @@ final class InviteFieldTests: XCTestCase {
     func testWholeExchangesSucceedAcrossTheCrowd() throws {
         var figures: [Int: (joined: Int, attempts: Int)] = [:]
         for mtu in [509, 185] {
-            var rng = MeshSplitMix64(seed: 45)
+            var rng = SplitMix64(seed: 45)
             let topology = Topology.randomGeometric(nodeCount: 50, meanDegree: 6.5, mtu: mtu, using: &rng)
             var simulation = MeshSimulation(topology: topology, seed: 6, impairment: .init(loss: 0.10, duplication: 0.02, latency: 5...40))
             simulation.keepContents = true
@@ -88,7 +89,7 @@ final class InviteFieldTests: XCTestCase {
     }
 
     /// One nearby invite from `inviter` to `joiner` with the right code; whether it joined.
-    private func exchange(in simulation: inout MeshSimulation, inviter: Int, joiner joinerNode: Int, rng: inout MeshSplitMix64) throws -> Bool {
+    private func exchange(in simulation: inout MeshSimulation, inviter: Int, joiner joinerNode: Int, rng: inout SplitMix64) throws -> Bool {
         let admin = Keys.generate(using: &rng), joinerKeys = Keys.generate(using: &rng)
         let inviteID = (0..<16).map { _ in UInt8.random(in: 0...255, using: &rng) }
         let code = InviteCode.generate(using: &rng)
@@ -106,7 +107,7 @@ final class InviteFieldTests: XCTestCase {
         let keyPackage = try Event.sign(kind: 30443, content: String(repeating: "k", count: 600), tags: [["d", "1"]],
                                         createdAt: Int64(simulation.now / 1000), keys: joinerKeys, rng: &rng)
         // The inviter's CPace scalars, apart so that they leave `rng`'s draws as they were.
-        var scalars = MeshSplitMix64(seed: UInt64(inviter) << 8 | UInt64(joinerNode))
+        var scalars = SplitMix64(seed: UInt64(inviter) << 8 | UInt64(joinerNode))
         var joiner: JoinSession?
         var hostActions = host.tick(now: simulation.now)
         var joinerActions: [JoinSession.Action] = []

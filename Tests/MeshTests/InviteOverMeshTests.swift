@@ -1,6 +1,7 @@
 import Marmot
 @testable import Mesh
 import Nostr
+import TestSupport
 import XCTest
 
 /// A nearby invite carried by real routers over the simulated radio: the inviter two hops from
@@ -13,7 +14,7 @@ final class InviteOverMeshTests: XCTestCase {
         var simulation = MeshSimulation(topology: topology, seed: 21, impairment: .init(loss: 0.05, latency: 5...30))
         simulation.keepContents = true
         simulation.run(until: start + 12_000)
-        var rng = MeshSplitMix64(seed: 8)
+        var rng = SplitMix64(seed: 8)
         let admin = Keys.generate(using: &rng), joinerKeys = Keys.generate(using: &rng)
         let inviteID = (0..<16).map { _ in UInt8.random(in: 0...255, using: &rng) }
         let code = InviteCode.generate(using: &rng)
@@ -32,7 +33,7 @@ final class InviteOverMeshTests: XCTestCase {
         var joinerActions: [JoinSession.Action] = []
         let keyPackage = try Event.sign(kind: 30443, content: "kp", tags: [["d", "1"]], createdAt: Int64(start / 1000), keys: joinerKeys, rng: &rng)
         // The inviter's CPace scalars, apart so that they leave `rng`'s draws as they were.
-        var scalars = MeshSplitMix64(seed: 9)
+        var scalars = SplitMix64(seed: 9)
 
         for _ in 0..<600 where joined == nil {
             // Carry out the state machines' actions through the routers.

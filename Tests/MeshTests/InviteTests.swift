@@ -1,14 +1,15 @@
 @testable import Mesh
 import Nostr
+import TestSupport
 import XCTest
 
 final class InviteTests: XCTestCase {
     let now = MeshFixture.now
     let inviteID = [UInt8](repeating: 0x1D, count: 16)
     let groupID = "c877b655cf4983bf370b2a7d5c5c2cc0"
-    var rng = MeshSplitMix64(seed: 99)
+    var rng = SplitMix64(seed: 99)
     /// The inviter's CPace scalars, apart so that they leave `rng`'s draws as they were.
-    var scalars = MeshSplitMix64(seed: 100)
+    var scalars = SplitMix64(seed: 100)
 
     func host(code: String = "042517") throws -> (InviteHost, MeshKey, Keys) {
         let meshKey = MeshFixture.key(0xA1)
@@ -238,7 +239,7 @@ final class InviteTests: XCTestCase {
     }
 
     func testInviteCodes() {
-        var rng = MeshSplitMix64(seed: 1)
+        var rng = SplitMix64(seed: 1)
         let codes = (0..<200).map { _ in InviteCode.generate(using: &rng) }
         XCTAssertTrue(codes.allSatisfy { $0.count == 6 && $0.allSatisfy(\.isNumber) })
         XCTAssertGreaterThan(Set(codes).count, 190)
@@ -254,7 +255,7 @@ final class WelcomeCheckTests: XCTestCase {
     /// KeyPackage the joiner sent.
     func testWelcomeMatchesOnlyTheInvitersWelcomeForOurKeyPackage() throws {
         let now = MeshFixture.now
-        var rng = MeshSplitMix64(seed: 12)
+        var rng = SplitMix64(seed: 12)
         let admin = Keys.generate(using: &rng), other = Keys.generate(using: &rng), joinerKeys = Keys.generate(using: &rng)
         let meshKey = MeshFixture.key(0xA1)
         let beacon = try InviteBeacon.sign(inviteID: [UInt8](repeating: 5, count: 16), expiresAt: now + 300_000, attemptsLeft: 5,

@@ -1,4 +1,5 @@
 @testable import Mesh
+import TestSupport
 import XCTest
 
 final class MeshKeyTests: XCTestCase {
@@ -47,7 +48,7 @@ final class MeshKeyTests: XCTestCase {
     }
 
     func testRotationEvery15MinutesPostponedByInvitesAndPreviousIDAnswered() {
-        var rng = MeshSplitMix64(seed: 9)
+        var rng = SplitMix64(seed: 9)
         let t0 = MeshFixture.now
         var identity = MeshIdentity(now: t0, using: &rng)
         let first = identity.current.id
@@ -65,7 +66,7 @@ final class MeshKeyTests: XCTestCase {
     func testSecretsStayOutOfDescriptions() throws {
         let key = MeshFixture.key(3)
         XCTAssertEqual(String(describing: key), "MeshKey(\(key.id))")
-        var rng = MeshSplitMix64(seed: 1)
+        var rng = SplitMix64(seed: 1)
         XCTAssertEqual(String(describing: CPace.Scalar.random(using: &rng)), "CPace.Scalar(<redacted>)")
         XCTAssertEqual(String(describing: JoinKeys(isk: [UInt8](repeating: 1, count: 64))), "JoinKeys(<redacted>)")
     }
