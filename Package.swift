@@ -178,8 +178,8 @@ let package = Package(
             swiftSettings: swift6
         ),
 
-        // Tests. TestSupport locates fixtures, starts third-party peers for the suites and re-exports the
-        // seeded generator.
+        // Tests. TestSupport locates fixtures, starts third-party peers for the suites and holds the helpers
+        // every suite shares (hex, the seeded generator it re-exports, the Marmot family).
         .target(
             name: "TestSupport", dependencies: ["Nostr", "MLS", "Marmot", "SeededRandom"], path: "Tests/TestSupport", swiftSettings: swift6
         ),

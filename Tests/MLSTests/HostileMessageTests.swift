@@ -6,14 +6,6 @@ import XCTest
 /// Hostile bytes: every decoder returns a typed error, never traps, for truncated, extended,
 /// bit-flipped, non-minimal and oversized input.
 final class HostileMessageTests: XCTestCase {
-    private func hex(_ s: String) -> [UInt8] {
-        var out: [UInt8] = []
-        var it = s.utf8.makeIterator()
-        func nibble(_ c: UInt8) -> UInt8 { c <= 57 ? c - 48 : (c | 0x20) - 87 }
-        while let a = it.next(), let b = it.next() { out.append(nibble(a) << 4 | nibble(b)) }
-        return out
-    }
-
     private func samples(count: Int) throws -> [[UInt8]] {
         let data = try Fixtures.data("mls/messages.json")
         let vectors = try XCTUnwrap(JSONSerialization.jsonObject(with: data) as? [[String: String]])

@@ -11,7 +11,7 @@ final class MeshKeyTests: XCTestCase {
         let signature = key.sign(message)
         XCTAssertTrue(Ed25519Verifier.verify(signature: signature, message: message, publicKey: key.publicKey))
         // L, little-endian.
-        let order = MeshFixture.hex("edd3f55c1a631258d69cf7a2def9de1400000000000000000000000000000010")
+        let order = hex("edd3f55c1a631258d69cf7a2def9de1400000000000000000000000000000010")
         var s = Array(signature[32...]), carry = 0
         for i in 0..<32 {
             let sum = Int(s[i]) + Int(order[i]) + carry
@@ -41,7 +41,7 @@ final class MeshKeyTests: XCTestCase {
 
     func testMeshIDIsTheHashPrefixOfTheKey() throws {
         for vector in try MeshFixture.vectors("payloads.json") where vector["kind"]?.stringValue == "mesh_id" {
-            let key = MeshFixture.hex(vector["fields"]?["mesh_key"]?.stringValue ?? "")
+            let key = hex(vector["fields"]?["mesh_key"]?.stringValue ?? "")
             XCTAssertEqual(MeshID(meshKey: key).hex, vector["payload"]?.stringValue)
         }
         XCTAssertEqual(MeshFixture.key(1).id, MeshID(meshKey: MeshFixture.key(1).publicKey))

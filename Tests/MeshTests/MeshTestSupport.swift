@@ -29,8 +29,6 @@ enum MeshFixture {
         try Packet.sign(type: .dm, ttl: ttl, timestamp: timestamp, recipient: recipient, payload: payload, key: sender)
     }
 
-    static func hex(_ string: String) -> [UInt8] { (try? Hex.decode(string)) ?? [] }
-
     static func vectors(_ file: String) throws -> [JSONValue] {
         let root = try JSONValue.parse([UInt8](try Fixtures.data("mesh/\(file)")))
         return root["cases"]?.arrayValue ?? []

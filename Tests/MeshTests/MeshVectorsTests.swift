@@ -18,7 +18,7 @@ final class MeshVectorsTests: XCTestCase {
     /// The packet vectors are all within their type's caps and decode to their own type.
     func testPacketVectorsRespectTheTypeTable() throws {
         for vector in try MeshFixture.vectors("packets.json") {
-            let bytes = MeshFixture.hex(vector["encoded"]?.stringValue ?? "")
+            let bytes = hex(vector["encoded"]?.stringValue ?? "")
             let packet = try UnverifiedPacket.decode(bytes)
             XCTAssertEqual(Int(packet.type.rawValue), Int(vector["type"]?.integerValue ?? -1))
             XCTAssertLessThanOrEqual(packet.payload.count, packet.type.maxPayload)
