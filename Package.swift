@@ -38,6 +38,9 @@ let package = Package(
         // sd-bus, for the BlueZ link layer (Docs/protocols/mesh.md 11.1): bluetoothd is driven over D-Bus.
         .systemLibrary(name: "CSystemd", pkgConfig: "libsystemd", providers: [.apt(["libsystemd-dev"])]),
 
+        // SplitMix64, the one seeded generator: simulations, the UDP radio's impairment, fuzz targets, tests.
+        .target(name: "SeededRandom", swiftSettings: swift6),
+
         // Protocol cores (sans-I/O).
         .target(
             name: "Nostr",
@@ -56,10 +59,11 @@ let package = Package(
             swiftSettings: swift6
         ),
         // The Burrow mesh (Docs/protocols/mesh.md): packets, fragments, the flooding router, store-and-forward,
-        // nearby invites, and the simulated radio that drives routers in tests. Sans-I/O.
+        // nearby invites, and the simulated radio that drives routers in tests. Sans-I/O; a nearby invite carries
+        // the join request as bytes (Node reads it), so the mesh does not import Marmot.
         .target(
             name: "Mesh",
-            dependencies: ["Nostr", "Marmot", "CSodium", .product(name: "Crypto", package: "swift-crypto")],
+            dependencies: ["Nostr", "SeededRandom", "CSodium", .product(name: "Crypto", package: "swift-crypto")],
             swiftSettings: swift6
         ),
         // The mesh's link layers: the loopback radio (Docs/protocols/mesh.md 11.2, UDP on 127.0.0.1) and BlueZ over
@@ -112,7 +116,7 @@ let package = Package(
         ),
         .target(
             name: "Conformance",
-            dependencies: ["Nostr", "MLS", "Pigeon", "Mesh", .product(name: "Crypto", package: "swift-crypto")],
+            dependencies: ["Nostr", "MLS", "Marmot", "Pigeon", "Mesh", "SeededRandom", .product(name: "Crypto", package: "swift-crypto")],
             swiftSettings: swift6
         ),
         // The command-line program: a library (so the crash tests' probe runs the same code)
@@ -168,12 +172,17 @@ let package = Package(
         // corpora by FuzzSmokeTests.
         .target(
             name: "FuzzTargets",
-            dependencies: ["MLS", "Nostr", "Marmot", "Pigeon", "Mesh", "CSodium", .product(name: "Crypto", package: "swift-crypto")],
+            dependencies: [
+                "MLS", "Nostr", "Marmot", "Pigeon", "Mesh", "SeededRandom", "CSodium", .product(name: "Crypto", package: "swift-crypto"),
+            ],
             swiftSettings: swift6
         ),
 
-        // Tests. TestSupport locates fixtures and starts third-party peers for the suites.
-        .target(name: "TestSupport", dependencies: ["Nostr", "MLS", "Marmot"], path: "Tests/TestSupport", swiftSettings: swift6),
+        // Tests. TestSupport locates fixtures, starts third-party peers for the suites and holds the helpers
+        // every suite shares (hex, the seeded generator it re-exports, the Marmot family).
+        .target(
+            name: "TestSupport", dependencies: ["Nostr", "MLS", "Marmot", "SeededRandom"], path: "Tests/TestSupport", swiftSettings: swift6
+        ),
         .testTarget(name: "NostrTests", dependencies: ["TestSupport", "Nostr"], swiftSettings: swift6),
         .testTarget(name: "PigeonTests", dependencies: ["TestSupport", "Pigeon", "Nostr", "Conformance", "FuzzTargets"], swiftSettings: swift6),
         .testTarget(name: "MLSTests", dependencies: ["TestSupport", "MLS"], swiftSettings: swift6),
@@ -203,7 +212,7 @@ let package = Package(
             swiftSettings: swift6
         ),
         .testTarget(name: "BurrowCLITests", dependencies: ["TestSupport", "Nostr", "Marmot", "Node", "Pigeon", "RelayClient"], swiftSettings: swift6),
-        .testTarget(name: "MeshTests", dependencies: ["TestSupport", "Mesh", "Nostr"], swiftSettings: swift6),
+        .testTarget(name: "MeshTests", dependencies: ["TestSupport", "Mesh", "Nostr", "Marmot"], swiftSettings: swift6),
         // The BlueZ link layer against a mock org.bluez (python-dbusmock) on a private dbus-daemon.
         .testTarget(name: "MeshLinksTests", dependencies: ["TestSupport", "MeshLinks", "Mesh", "CSystemd"], swiftSettings: swift6),
         .testTarget(name: "FuzzSmokeTests", dependencies: ["TestSupport", "FuzzTargets", "MLS", "Marmot", "Nostr"], swiftSettings: swift6),

@@ -1,5 +1,7 @@
+import Marmot
 import Mesh
 import Nostr
+import SeededRandom
 
 extension MeshConformance {
     /// One nearby-invite transcript (invite.json): keys, generators, shares, the shared point,
@@ -66,8 +68,7 @@ extension MeshConformance {
                    "challenge plaintext differs")
         let verifiedBeacon = try UnverifiedBeacon.decode(beacon.payload).verified(meshKey: inviterKey.publicKey)
         let placeholderKP = try placeholderKeyPackage(entry)
-        var joiner = JoinSession(beacon: verifiedBeacon, inviter: I, myID: J, keyPackage: placeholderKP.event,
-                                 pubkey: placeholderKP.pubkey, name: placeholderKP.name)
+        var joiner = JoinSession(beacon: verifiedBeacon, inviter: I, myID: J, keyPackageID: placeholderKP.event.id)
         let hello = joiner.attempt(code: joinerCode, now: t, nonce: nonce, scalar: yb)
         let helloPayload = try hex(entry, "hello_payload")
         try expect(sent(hello, .joinHello) == helloPayload, "hello payload differs")
@@ -88,9 +89,14 @@ extension MeshConformance {
             try checkPacket(packets, "error", type: .joinError, from: I, to: J, payload: error.payload, now: now)
         } else {
             try expect(try string(entry, "joiner_result") == "ok", "unknown joiner_result")
-            // The joiner's request carries the vector's KeyPackage and pubkey: its plaintext and
-            // seal are reproduced byte for byte.
-            try expect(sent(answer, .joinRequest) == (try hex(entry, "request_payload")), "request payload differs")
+            // The joiner's request carries the vector's KeyPackage and pubkey: its plaintext (built
+            // as the node builds it, for the group the challenge named) and seal are reproduced
+            // byte for byte.
+            guard case .challengeOpened(let info)? = answer.first else { throw CaseFailure("the challenge did not open") }
+            let request = JoinRequest(groupID: info.groupID, pubkey: placeholderKP.pubkey, keyPackage: placeholderKP.event,
+                                      name: placeholderKP.name).json
+            try expect(request == Array(try string(entry, "request_plaintext").utf8), "request plaintext differs")
+            try expect(sent(joiner.request(request, now: t), .joinRequest) == (try hex(entry, "request_payload")), "request payload differs")
             let welcomeJSON = Array(try string(entry, "welcome_plaintext").utf8)
             let welcome = JoinMessage(inviteID: inviteID, nonce: nonce,
                                       body: .welcome(sealed: try keys.seal(.welcome, welcomeJSON, context: context, type: .joinWelcome)))
@@ -145,7 +151,7 @@ extension MeshConformance {
             let event = try UnverifiedEvent(json: kp).verified()
             return (event, pubkey, request["name"]?.stringValue)
         }
-        var rng = MeshSplitMix64(seed: 1)
+        var rng = SplitMix64(seed: 1)
         let keys = Keys.generate(using: &rng)
         let event = try Event.sign(kind: 30443, content: "", createdAt: 0, keys: keys, rng: &rng)
         return (event, keys.publicKey, nil)

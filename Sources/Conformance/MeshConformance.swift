@@ -1,5 +1,6 @@
 import Mesh
 import Nostr
+import SeededRandom
 
 /// Runs the Burrow mesh vectors (`vectors/mesh/*.json`, `Docs/protocols/mesh.md` section 14) through `Mesh`.
 /// The file's `file` member picks the runner; every entry of `cases` is one case, and an entry
@@ -175,12 +176,12 @@ public enum MeshConformance {
     }
 
     /// A receiver with a fixed identity that sends nothing on its own.
-    static func freshReceiver(now: UInt64) throws -> MeshRouter<MeshSplitMix64> {
+    static func freshReceiver(now: UInt64) throws -> MeshRouter<SplitMix64> {
         var configuration = MeshConfiguration()
         configuration.announces = false
         let key = try MeshKey(seed: [UInt8](repeating: 0x42, count: 32))
         return MeshRouter(identity: MeshIdentity(key: key, now: now), configuration: configuration, now: now,
-                          random: MeshSplitMix64(seed: 1))
+                          random: SplitMix64(seed: 1))
     }
 
     // MARK: payloads.json

@@ -1,5 +1,6 @@
 import Mesh
 import Nostr
+import SeededRandom
 
 extension FuzzSeeds {
     /// Signed packets of every type under a fixed mesh key, made by the code itself.
@@ -7,7 +8,7 @@ extension FuzzSeeds {
         let now: UInt64 = 1_767_225_600_000
         let key = try MeshKey(seed: [UInt8](repeating: 0x11, count: 32))
         let peer = MeshID(0x0102_0304_0506_0708)
-        var rng = MeshSplitMix64(seed: 3)
+        var rng = SplitMix64(seed: 3)
         let nostr = Keys.generate(using: &rng)
         let event = try Event.sign(kind: 1059, content: "sealed", tags: [["p", nostr.publicKey.hex]], createdAt: 1_767_225_600,
                                    keys: nostr, rng: &rng)

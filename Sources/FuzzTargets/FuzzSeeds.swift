@@ -3,6 +3,7 @@ import MLS
 import Marmot
 import Nostr
 import Pigeon
+import SeededRandom
 
 /// Seed inputs made by the code itself (real groups, KeyPackages, events and payloads under the
 /// targets' fixed keys), per target. They complement the checked-in corpora under
@@ -106,7 +107,7 @@ public enum FuzzSeeds {
     }
 
     static func eventJSON() throws -> [Seed] {
-        var rng = FuzzRNG(seed: 0x4A53_4F4E)
+        var rng = SplitMix64(seed: 0x4A53_4F4E)
         let keys = Keys(secretKey: try SecretKey(bytes: [UInt8](repeating: 0x77, count: 32)))
         let event = try Event.sign(kind: 1, content: "hello \"nostr\"\n\u{1F600} \\ \u{7}", tags: [["e", String(repeating: "ab", count: 32)],
                                    ["p", keys.publicKey.hex, "wss://relay.example.com"], ["t", "x"]],
@@ -149,7 +150,7 @@ public enum FuzzSeeds {
 
     static func marmotEvent() throws -> [Seed] {
         guard let keys = MarmotEventTarget.keys else { throw FixtureError("no keys") }
-        var rng = FuzzRNG(seed: 0x4D41_524D)
+        var rng = SplitMix64(seed: 0x4D41_524D)
         let now = FuzzClock.now
         let relay = try RelayURL("wss://relay.example.com")
         let bundle = try MarmotProfile.keyPackage(for: keys.publicKey, now: now, using: &rng)

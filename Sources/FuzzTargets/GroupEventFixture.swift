@@ -1,6 +1,7 @@
 import MLS
 import Marmot
 import Nostr
+import SeededRandom
 
 /// A real three-member Marmot group at epoch 1, made once from fixed keys and a fixed seed
 /// (sans-I/O, as `MarmotGroupTests` makes theirs): Alice (admin) created it with Bob and Carol.
@@ -47,7 +48,7 @@ public final class GroupEventFixture: @unchecked Sendable {
     static func keys(_ byte: UInt8) throws -> Keys { Keys(secretKey: try SecretKey(bytes: [UInt8](repeating: byte, count: 32))) }
 
     init() throws {
-        var rng = FuzzRNG(seed: 0x4D41_524D_4F54_0445)
+        var rng = SplitMix64(seed: 0x4D41_524D_4F54_0445)
         let now = Self.now
         let relay = try RelayURL("wss://relay.example.com")
         func member(_ keys: Keys) throws -> (bundle: KeyPackageBundle, event: VerifiedKeyPackageEvent) {
@@ -148,7 +149,7 @@ public final class GroupEventFixture: @unchecked Sendable {
     /// fresh copy each time, so every input is generation 0 of its ratchet, as the receiver
     /// expects). Throws when the framing rules refuse the combination.
     func protect(_ body: FramedContentBody, sender: Sender, wireFormat: WireFormat, confirmationTag: [UInt8]?,
-                 using rng: inout FuzzRNG) throws -> MLSMessage {
+                 using rng: inout SplitMix64) throws -> MLSMessage {
         var copy = secrets
         var content = try copy.sign(body, from: sender.leaf, wireFormat: wireFormat, signer: sender.signer)
         if case .commit = body { content.auth.confirmationTag = confirmationTag }

@@ -1,6 +1,7 @@
 import MLS
 import Marmot
 import Nostr
+import SeededRandom
 
 /// Structure-aware: mutated MLS traffic delivered to a real group member (`GroupEventFixture`)
 /// inside kind-445 events that are correctly encrypted with the epoch's exporter secret and
@@ -31,7 +32,7 @@ public enum GroupEventTarget: FuzzTarget {
         guard bytes.count >= 2 else { return .rejected("header") }
         let selector = Int(bytes[1])
         let payload = Array(bytes[2...])
-        var rng = FuzzRNG(seedingFrom: bytes)
+        var rng = SplitMix64(seedingFrom: bytes)
         let sender = fixture.senders[selector & 1]
         let wireFormat: WireFormat = selector & 2 != 0 ? .publicMessage : .privateMessage
 
@@ -97,7 +98,7 @@ public enum GroupEventTarget: FuzzTarget {
 
     /// Seals `messageBytes` into a kind-445 event of the group and has a copy of the receiver
     /// process it.
-    static func deliver(_ messageBytes: [UInt8], _ fixture: GroupEventFixture, using rng: inout FuzzRNG) throws -> FuzzOutcome {
+    static func deliver(_ messageBytes: [UInt8], _ fixture: GroupEventFixture, using rng: inout SplitMix64) throws -> FuzzOutcome {
         let validated: ValidatedGroupEvent
         do {
             let event = try GroupEvent.seal(messageBytes: messageBytes, exporterSecret: fixture.exporterSecret,

@@ -1,6 +1,7 @@
 @_spi(Conformance) import MLS
 import Marmot
 import Nostr
+import SeededRandom
 
 /// The TLS/MLS decoders (RFC 9420 §6, §10, §12.4.3) and the checks that run on what they
 /// decode, tried on every input:
@@ -122,7 +123,7 @@ public enum FuzzClock {
 /// Welcome addressed to it (a seed that reaches the whole join).
 public enum WelcomeFixture {
     public static let bundle: KeyPackageBundle? = {
-        var rng = FuzzRNG(seed: 0x57E1_C0DE)
+        var rng = SplitMix64(seed: 0x57E1_C0DE)
         guard let identity = try? SecretKey(bytes: [UInt8](repeating: 0x33, count: 32)).publicKey else { return nil }
         return try? MarmotProfile.keyPackage(for: identity, now: FuzzClock.now, using: &rng)
     }()
@@ -130,7 +131,7 @@ public enum WelcomeFixture {
     /// A real Welcome to `bundle` from a fresh two-member group, as an MLSMessage.
     public static func welcomeMessage() throws -> [UInt8] {
         guard let bundle else { throw PropertyViolation(MLSMessageTarget.name, "the fixed KeyPackage could not be made") }
-        var rng = FuzzRNG(seed: 0x57E1_C0DF)
+        var rng = SplitMix64(seed: 0x57E1_C0DF)
         let creator = try SecretKey(bytes: [UInt8](repeating: 0x44, count: 32)).publicKey
         let groupData = NostrGroupData(name: "fuzz", admins: [creator.bytes], relays: [try RelayURL("wss://relay.example.com")],
                                        using: &rng)

@@ -1,6 +1,7 @@
 import MLS
 import Marmot
 import Nostr
+import SeededRandom
 
 /// The Marmot readers of Nostr events and rumors (MIP-00..03), fed JSON the way the event
 /// pipeline would hand them over. An input's fields are taken with NIP-01's rules, then made
@@ -35,7 +36,7 @@ public enum MarmotEventTarget: FuzzTarget {
             outcome = try examine(rumor)
         }
         if signedKinds.contains(fields.kind), let keys {
-            var rng = FuzzRNG(seedingFrom: bytes)
+            var rng = SplitMix64(seedingFrom: bytes)
             if let event = try? Event.sign(kind: fields.kind, content: fields.content, tags: fields.tags,
                                            createdAt: fields.createdAt, keys: keys, rng: &rng) {
                 let signed = examine(event)

@@ -1,4 +1,5 @@
 import Mesh
+import SeededRandom
 
 /// One mesh frame from the air (`Docs/protocols/mesh.md` sections 3, 4 and 8): the packet decoder, every
 /// payload decoder on the decoded payload (whatever its signature: the router reaches them only
@@ -65,7 +66,7 @@ public enum MeshPacketTarget: FuzzTarget {
         configuration.announces = false
         guard let key = try? MeshKey(seed: [UInt8](repeating: 0x42, count: 32)) else { throw PropertyViolation(name, "fixed key") }
         var router = MeshRouter(identity: MeshIdentity(key: key, now: now), configuration: configuration, now: now,
-                                random: MeshSplitMix64(seed: 1))
+                                random: SplitMix64(seed: 1))
         router.linkUp(LinkID(1), mtu: 509, now: now)
         let before = (router.footprint.pending, router.footprint.store, router.footprint.assemblies, router.counters.delivered)
         let seenBefore = router.footprint.seen

@@ -53,7 +53,7 @@ final class FuzzSmokeTests: XCTestCase {
             }
         }
         let pool = files.map(\.bytes) + generated.map(\.bytes)
-        var rng = FuzzRNG(seedingFrom: Array(target.name.utf8))
+        var rng = SplitMix64(seedingFrom: Array(target.name.utf8))
         for i in 0..<mutations {
             let base = pool[Int(rng.next() % UInt64(pool.count))]
             let other = pool[Int(rng.next() % UInt64(pool.count))]

@@ -6,14 +6,6 @@ import XCTest
 /// Hostile bytes: every decoder returns a typed error, never traps, for truncated, extended,
 /// bit-flipped, non-minimal and oversized input.
 final class HostileMessageTests: XCTestCase {
-    private func hex(_ s: String) -> [UInt8] {
-        var out: [UInt8] = []
-        var it = s.utf8.makeIterator()
-        func nibble(_ c: UInt8) -> UInt8 { c <= 57 ? c - 48 : (c | 0x20) - 87 }
-        while let a = it.next(), let b = it.next() { out.append(nibble(a) << 4 | nibble(b)) }
-        return out
-    }
-
     private func samples(count: Int) throws -> [[UInt8]] {
         let data = try Fixtures.data("mls/messages.json")
         let vectors = try XCTUnwrap(JSONSerialization.jsonObject(with: data) as? [[String: String]])
@@ -39,7 +31,7 @@ final class HostileMessageTests: XCTestCase {
     /// Flipping any single byte either still decodes (then it re-encodes to exactly the flipped
     /// bytes: no silent normalisation) or fails with a TLSDecodingError.
     func testByteFlipsNeverTrapOrNormalise() throws {
-        var rng = FlipRNG(seed: 0x6d6c_736d_7367)
+        var rng = SplitMix64(seed: 0x6d6c_736d_7367)
         for bytes in try samples(count: 20) {
             for _ in 0..<64 {
                 var mutated = bytes
@@ -95,18 +87,5 @@ final class HostileMessageTests: XCTestCase {
         XCTAssertThrowsError(try MLSMessage(tlsSerialized: badType)) {
             XCTAssertEqual($0 as? TLSDecodingError, .invalidValue(field: "content_type", value: 9))
         }
-    }
-}
-
-/// A small deterministic generator so the flips are reproducible.
-private struct FlipRNG: RandomNumberGenerator {
-    var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9e37_79b9_7f4a_7c15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xbf58_476d_1ce4_e5b9
-        z = (z ^ (z >> 27)) &* 0x94d0_49bb_1331_11eb
-        return z ^ (z >> 31)
     }
 }

@@ -8,13 +8,6 @@ import XCTest
 final class KeyPackageValidationTests: XCTestCase {
     private let suite = CipherSuiteProvider.mls128DHKEMX25519AES128GCMSHA256Ed25519
 
-    private func hex(_ s: String) -> [UInt8] {
-        var out: [UInt8] = []
-        var it = s.makeIterator()
-        while let a = it.next(), let b = it.next() { out.append(UInt8(String([a, b]), radix: 16)!) }
-        return out
-    }
-
     private func sampleEvent() throws -> (KeyPackage, UInt64) {
         let event = try XCTUnwrap(JSONSerialization.jsonObject(with: Fixtures.data("marmot-samples/kp_event.json")) as? [String: Any])
         let bytes = [UInt8](try XCTUnwrap(Data(base64Encoded: try XCTUnwrap(event["content"] as? String))))

@@ -8,30 +8,21 @@ import XCTest
 final class KeyScheduleTests: XCTestCase {
     private let cs = CipherSuiteProvider.mls128DHKEMX25519AES128GCMSHA256Ed25519
 
-    private func hex(_ string: Any?) throws -> [UInt8] {
-        let text = try XCTUnwrap(string as? String)
-        var out = [UInt8]()
-        var index = text.startIndex
-        while index < text.endIndex {
-            let next = text.index(index, offsetBy: 2)
-            out.append(try XCTUnwrap(UInt8(text[index..<next], radix: 16)))
-            index = next
-        }
-        return out
-    }
+    /// A vector's hex field as bytes.
+    private func bytes(_ field: Any?) throws -> [UInt8] { hex(try XCTUnwrap(field as? String)) }
 
     /// mlswg transcript-hashes.json through `TranscriptHash` and the confirmation-tag MAC.
     func testTranscriptHashesVector() throws {
         let cases = try XCTUnwrap(JSONSerialization.jsonObject(with: Fixtures.data("mls/transcript-hashes.json")) as? [[String: Any]])
         for vector in cases where vector["cipher_suite"] as? Int == 1 {
-            let content = try AuthenticatedContent(tlsSerialized: hex(vector["authenticated_content"]))
-            let confirmed = TranscriptHash.confirmed(cs, interimTranscriptHash: try hex(vector["interim_transcript_hash_before"]),
+            let content = try AuthenticatedContent(tlsSerialized: bytes(vector["authenticated_content"]))
+            let confirmed = TranscriptHash.confirmed(cs, interimTranscriptHash: try bytes(vector["interim_transcript_hash_before"]),
                                                      confirmedTranscriptHashInput: content.confirmedTranscriptHashInput)
-            XCTAssertEqual(confirmed, try hex(vector["confirmed_transcript_hash_after"]))
+            XCTAssertEqual(confirmed, try bytes(vector["confirmed_transcript_hash_after"]))
             let tag = try XCTUnwrap(content.auth.confirmationTag)
-            XCTAssertTrue(cs.verifyMAC(key: Secret(try hex(vector["confirmation_key"])), data: confirmed, mac: tag))
+            XCTAssertTrue(cs.verifyMAC(key: Secret(try bytes(vector["confirmation_key"])), data: confirmed, mac: tag))
             XCTAssertEqual(TranscriptHash.interim(cs, confirmedTranscriptHash: confirmed, confirmationTag: tag),
-                           try hex(vector["interim_transcript_hash_after"]))
+                           try bytes(vector["interim_transcript_hash_after"]))
         }
     }
 

@@ -19,13 +19,6 @@ final class LiveMDKKeyPackageTests: XCTestCase {
     print(json.dumps(out))
     """#
 
-    private func hex(_ s: String) -> [UInt8] {
-        var out: [UInt8] = []
-        var it = s.makeIterator()
-        while let a = it.next(), let b = it.next() { out.append(UInt8(String([a, b]), radix: 16)!) }
-        return out
-    }
-
     private func runMDK(_ pubkeys: [String]) throws -> [[String: Any]] {
         let python = try InteropVenv.python()
         let process = Process()

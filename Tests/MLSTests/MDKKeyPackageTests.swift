@@ -6,15 +6,6 @@ import XCTest
 /// Real KeyPackages produced by MDK (OpenMLS 0.8.1) decode, re-encode byte-identically and carry
 /// the fields Marmot relies on (MIP-00, Tests/Fixtures/marmot-samples/kp_decoded.txt).
 final class MDKKeyPackageTests: XCTestCase {
-    private func hex(_ s: String) -> [UInt8] {
-        var out: [UInt8] = []
-        var it = s.makeIterator()
-        while let a = it.next(), let b = it.next() { out.append(UInt8(String([a, b]), radix: 16)!) }
-        return out
-    }
-
-    private func toHex(_ b: [UInt8]) -> String { b.map { String(format: "%02x", $0) }.joined() }
-
     func testMarmotSampleKeyPackageMatchesDecodedDump() throws {
         let event = try JSONSerialization.jsonObject(with: Fixtures.data("marmot-samples/kp_event.json")) as! [String: Any]
         let bytes = [UInt8](Data(base64Encoded: event["content"] as! String)!)
@@ -26,8 +17,8 @@ final class MDKKeyPackageTests: XCTestCase {
         XCTAssertEqual(kp.initKey.count, 32)
         XCTAssertEqual(kp.leafNode.encryptionKey.count, 32)
         XCTAssertEqual(kp.leafNode.signatureKey.count, 32)
-        XCTAssertEqual(kp.leafNode.credential.basicIdentity.map(toHex), event["pubkey"] as? String)
-        XCTAssertEqual(kp.leafNode.credential.basicIdentity.map(toHex), "466d7fcae563e5cb09a0d1870bb580344804617879a14949cf22285f1bae3f27")
+        XCTAssertEqual(kp.leafNode.credential.basicIdentity.map { hex($0) }, event["pubkey"] as? String)
+        XCTAssertEqual(kp.leafNode.credential.basicIdentity.map { hex($0) }, "466d7fcae563e5cb09a0d1870bb580344804617879a14949cf22285f1bae3f27")
 
         let caps = kp.leafNode.capabilities
         XCTAssertEqual(caps.versions.map(\.rawValue), [0x1])
@@ -71,7 +62,7 @@ final class MDKKeyPackageTests: XCTestCase {
         for (pubkey, bytes) in all {
             let kp = try KeyPackage(tlsSerialized: bytes)
             XCTAssertEqual(kp.tlsSerialized, bytes)
-            XCTAssertEqual(kp.leafNode.credential.basicIdentity.map(toHex), pubkey)
+            XCTAssertEqual(kp.leafNode.credential.basicIdentity.map { hex($0) }, pubkey)
             XCTAssertEqual(kp.leafNode.credential.credentialType, .basic)
             let caps = kp.leafNode.capabilities
             XCTAssertEqual(caps.versions, [.mls10])
@@ -105,13 +96,6 @@ final class MDKKeyPackageTests: XCTestCase {
 /// VerifyWithLabel and RefHash.
 final class MDKKeyPackageSignatureTests: XCTestCase {
     private let suite = CipherSuiteProvider.mls128DHKEMX25519AES128GCMSHA256Ed25519
-
-    private func hex(_ s: String) -> [UInt8] {
-        var out: [UInt8] = []
-        var it = s.makeIterator()
-        while let a = it.next(), let b = it.next() { out.append(UInt8(String([a, b]), radix: 16)!) }
-        return out
-    }
 
     /// (KeyPackage bytes, expected `i` tag) for every MDK KeyPackage in the fixtures.
     private func samples() throws -> [([UInt8], [UInt8])] {

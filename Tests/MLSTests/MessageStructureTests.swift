@@ -12,15 +12,6 @@ final class MessageStructureTests: XCTestCase {
         return parsed
     }()
 
-    private func hex(_ s: String) -> [UInt8] {
-        var out: [UInt8] = []
-        out.reserveCapacity(s.count / 2)
-        var it = s.utf8.makeIterator()
-        func nibble(_ c: UInt8) -> UInt8 { c <= 57 ? c - 48 : (c | 0x20) - 87 }
-        while let a = it.next(), let b = it.next() { out.append(nibble(a) << 4 | nibble(b)) }
-        return out
-    }
-
     private func roundTrip<T: TLSCodable>(_ type: T.Type, _ field: String, dropHeader: Int = 0, file: StaticString = #filePath, line: UInt = #line) throws {
         XCTAssertEqual(Self.vectors.count, 300, file: file, line: line)
         for (i, v) in Self.vectors.enumerated() {
@@ -134,14 +125,6 @@ final class MessageStructureTests: XCTestCase {
 
 /// The MLSMessage envelope over the mlswg fields that are MLSMessages, and its rejections.
 final class MLSMessageEnvelopeTests: XCTestCase {
-    private func hex(_ s: String) -> [UInt8] {
-        var out: [UInt8] = []
-        var it = s.utf8.makeIterator()
-        func nibble(_ c: UInt8) -> UInt8 { c <= 57 ? c - 48 : (c | 0x20) - 87 }
-        while let a = it.next(), let b = it.next() { out.append(nibble(a) << 4 | nibble(b)) }
-        return out
-    }
-
     func testEnvelopesRoundTripWithExpectedWireFormats() throws {
         let data = try Fixtures.data("mls/messages.json")
         let vectors = try XCTUnwrap(JSONSerialization.jsonObject(with: data) as? [[String: String]])

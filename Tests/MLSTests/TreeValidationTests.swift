@@ -20,16 +20,6 @@ final class TreeValidationTests: XCTestCase {
         }
     }
 
-    private func hex(_ s: String) throws -> [UInt8] {
-        var out: [UInt8] = []
-        var chars = Array(s.utf8)[...]
-        while chars.count >= 2 {
-            out.append(try XCTUnwrap(UInt8(String(decoding: chars.prefix(2), as: UTF8.self), radix: 16)))
-            chars = chars.dropFirst(2)
-        }
-        return out
-    }
-
     /// A case with unmerged leaves and blanks: get_tree(7) plus an add (vector 11).
     private func treeWithUnmergedLeaves() throws -> (RatchetTree, [UInt8]) {
         for c in try vectorCases() {

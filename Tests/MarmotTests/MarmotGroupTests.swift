@@ -25,15 +25,11 @@ final class MarmotGroupTests: XCTestCase {
     }
 
     /// Alice (admin) creates the group with Bob (admin) and Carol.
-    func family() throws -> (alice: Member, bob: Member, carol: Member, a: MarmotGroup, b: MarmotGroup, c: MarmotGroup) {
-        let alice = try member(), bob = try member(), carol = try member()
-        let (a, welcomes) = try MarmotGroup.create(
-            creator: alice.keys.publicKey, name: "Family", description: "", admins: [alice.keys.publicKey, bob.keys.publicKey],
-            relays: [try RelayURL("wss://relay.example.com")], invitees: [bob.event, carol.event], now: now, using: &rng)
-        XCTAssertEqual(a.epoch, 1)
-        XCTAssertTrue(a.requiresSelfRemove)
-        XCTAssertEqual(welcomes.count, 2)
-        return (alice, bob, carol, a, try join(welcomes[0], bob), try join(welcomes[1], carol))
+    func family() throws -> MarmotTestFamily {
+        let family = try MarmotTestFamily.make(now: now, bobIsAdmin: true, using: &rng)
+        XCTAssertEqual(family.a.epoch, 1)
+        XCTAssertTrue(family.a.requiresSelfRemove)
+        return family
     }
 
     func testJoinersSeeTheCreatorsGroup() throws {

@@ -7,10 +7,6 @@ import XCTest
 
 
 enum TestData {
-    static func hex(_ s: String) -> [UInt8] {
-        (try? Hex.decode(s)) ?? []
-    }
-
     static func json(_ path: String) throws -> [String: Any] {
         try XCTUnwrap(JSONSerialization.jsonObject(with: Fixtures.data(path)) as? [String: Any])
     }

@@ -1,4 +1,5 @@
 @testable import Mesh
+import TestSupport
 import XCTest
 
 /// The hostile frames issue 14 names, each refused with its spec name and leaving the router
@@ -8,7 +9,7 @@ final class HostileFrameTests: XCTestCase {
     let link = LinkID(1)
 
     /// Feeds `frame` to `router` and checks the refusal and that nothing changed but the count.
-    func assertRefused(_ frame: [UInt8], _ expected: MeshError, router: inout MeshRouter<MeshSplitMix64>, now: UInt64 = MeshFixture.now,
+    func assertRefused(_ frame: [UInt8], _ expected: MeshError, router: inout MeshRouter<SplitMix64>, now: UInt64 = MeshFixture.now,
                        file: StaticString = #filePath, line: UInt = #line) {
         let before = RouterSnapshot(router)
         let dropped = router.counters.dropped[expected.rawValue, default: 0]
@@ -36,7 +37,7 @@ final class HostileFrameTests: XCTestCase {
     }
 
     /// Receives one frame on link 1; returns the refusal, if any.
-    func feed(_ router: inout MeshRouter<MeshSplitMix64>, _ frame: [UInt8], now: UInt64 = MeshFixture.now) -> MeshError? {
+    func feed(_ router: inout MeshRouter<SplitMix64>, _ frame: [UInt8], now: UInt64 = MeshFixture.now) -> MeshError? {
         var actions: [MeshAction] = []
         return router.receive(frame, on: link, now: now, actions: &actions)
     }

@@ -1,5 +1,7 @@
+import Marmot
 @testable import Mesh
 import Nostr
+import TestSupport
 import XCTest
 
 /// Nearby invites in a crowd: a 50-node random geometric graph (mean degree ≈ 6.5, MTU 185)
@@ -10,7 +12,7 @@ final class InviteFieldTests: XCTestCase {
     /// Every node within the beacon's TTL (2 hops) of an inviter hears its beacon within 10 s
     /// (five beacons), for ten inviters: ≥ 99 % of (invite, node within TTL), none beyond.
     func testBeaconsReachEveryNodeWithinTTLUnderLoss() throws {
-        var rng = MeshSplitMix64(seed: 44)
+        var rng = SplitMix64(seed: 44)
         let topology = Topology.randomGeometric(nodeCount: 50, meanDegree: 6.5, mtu: 185, using: &rng)
         var simulation = MeshSimulation(topology: topology, seed: 5, impairment: .init(loss: 0.10, duplication: 0.02, latency: 5...40))
         simulation.keepContents = true
@@ -61,7 +63,7 @@ final class InviteFieldTests: XCTestCase {
     func testWholeExchangesSucceedAcrossTheCrowd() throws {
         var figures: [Int: (joined: Int, attempts: Int)] = [:]
         for mtu in [509, 185] {
-            var rng = MeshSplitMix64(seed: 45)
+            var rng = SplitMix64(seed: 45)
             let topology = Topology.randomGeometric(nodeCount: 50, meanDegree: 6.5, mtu: mtu, using: &rng)
             var simulation = MeshSimulation(topology: topology, seed: 6, impairment: .init(loss: 0.10, duplication: 0.02, latency: 5...40))
             simulation.keepContents = true
@@ -87,7 +89,7 @@ final class InviteFieldTests: XCTestCase {
     }
 
     /// One nearby invite from `inviter` to `joiner` with the right code; whether it joined.
-    private func exchange(in simulation: inout MeshSimulation, inviter: Int, joiner joinerNode: Int, rng: inout MeshSplitMix64) throws -> Bool {
+    private func exchange(in simulation: inout MeshSimulation, inviter: Int, joiner joinerNode: Int, rng: inout SplitMix64) throws -> Bool {
         let admin = Keys.generate(using: &rng), joinerKeys = Keys.generate(using: &rng)
         let inviteID = (0..<16).map { _ in UInt8.random(in: 0...255, using: &rng) }
         let code = InviteCode.generate(using: &rng)
@@ -104,6 +106,8 @@ final class InviteFieldTests: XCTestCase {
                                   auxRand: [UInt8](repeating: 1, count: 32), now: simulation.now)
         let keyPackage = try Event.sign(kind: 30443, content: String(repeating: "k", count: 600), tags: [["d", "1"]],
                                         createdAt: Int64(simulation.now / 1000), keys: joinerKeys, rng: &rng)
+        // The inviter's CPace scalars, apart so that they leave `rng`'s draws as they were.
+        var scalars = SplitMix64(seed: UInt64(inviter) << 8 | UInt64(joinerNode))
         var joiner: JoinSession?
         var hostActions = host.tick(now: simulation.now)
         var joinerActions: [JoinSession.Action] = []
@@ -116,7 +120,10 @@ final class InviteFieldTests: XCTestCase {
                     try simulation.perform(on: inviter) { r, now, out in try r.send(type: .inviteBeacon, recipient: nil, payload: payload, now: now, actions: &out) }
                 case .send(let type, let to, let payload):
                     try simulation.perform(on: inviter) { r, now, out in try r.send(type: type, recipient: to, payload: payload, now: now, actions: &out) }
-                case .joinRequest(let request, let peer):
+                case .joinRequest(let plaintext, let peer):
+                    // The node's part: read the request, then add and welcome.
+                    let request = try JoinRequest.decode(plaintext)
+                    _ = host.requestRead(from: peer)
                     let giftWrap = try Event.sign(kind: 1059, content: String(repeating: "w", count: 3000), tags: [["p", request.pubkey.hex]],
                                                   createdAt: Int64(simulation.now / 1000), keys: Keys.generate(using: &rng), rng: &rng)
                     hostActions = host.welcome(giftWrap: giftWrap.jsonBytes, to: peer, now: simulation.now)
@@ -140,7 +147,12 @@ final class InviteFieldTests: XCTestCase {
                 case .finished(let result):
                     // A joiner that gave up (timeout) tries again, as a person would.
                     if result != nil, result != .wrongCode, result != .tooManyAttempts { joiner = nil }
-                case .challengeOpened: break
+                case .challengeOpened(let info):
+                    // The node's part: the join request for the group the challenge named.
+                    let request = JoinRequest(groupID: info.groupID, pubkey: joinerKeys.publicKey, keyPackage: keyPackage, name: nil)
+                    for case .send(let type, let to, let payload) in joiner?.request(request.json, now: simulation.now) ?? [] {
+                        try simulation.perform(on: joinerNode) { r, now, out in try r.send(type: type, recipient: to, payload: payload, now: now, actions: &out) }
+                    }
                 }
             }
             joinerActions = []
@@ -149,8 +161,7 @@ final class InviteFieldTests: XCTestCase {
                 switch delivery.content {
                 case .beacon(let beacon, _) where joiner == nil && beacon.inviteID == inviteID:
                     var session = JoinSession(beacon: beacon, inviter: delivery.packet.sender,
-                                              myID: simulation.routers[joinerNode].identity.current.id, keyPackage: keyPackage,
-                                              pubkey: joinerKeys.publicKey)
+                                              myID: simulation.routers[joinerNode].identity.current.id, keyPackageID: keyPackage.id)
                     joinerActions += session.attempt(code: code, now: simulation.now, using: &rng)
                     joiner = session
                 case .join(let message):
@@ -160,7 +171,7 @@ final class InviteFieldTests: XCTestCase {
             }
             for delivery in simulation.takeInbox(of: inviter) {
                 if case .join(let message) = delivery.content {
-                    hostActions += host.receive(message, from: delivery.packet.sender, now: simulation.now)
+                    hostActions += host.receive(message, from: delivery.packet.sender, now: simulation.now, using: &scalars)
                 }
             }
             hostActions += host.tick(now: simulation.now)

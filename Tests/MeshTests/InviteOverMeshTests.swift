@@ -1,5 +1,7 @@
+import Marmot
 @testable import Mesh
 import Nostr
+import TestSupport
 import XCTest
 
 /// A nearby invite carried by real routers over the simulated radio: the inviter two hops from
@@ -12,7 +14,7 @@ final class InviteOverMeshTests: XCTestCase {
         var simulation = MeshSimulation(topology: topology, seed: 21, impairment: .init(loss: 0.05, latency: 5...30))
         simulation.keepContents = true
         simulation.run(until: start + 12_000)
-        var rng = MeshSplitMix64(seed: 8)
+        var rng = SplitMix64(seed: 8)
         let admin = Keys.generate(using: &rng), joinerKeys = Keys.generate(using: &rng)
         let inviteID = (0..<16).map { _ in UInt8.random(in: 0...255, using: &rng) }
         let code = InviteCode.generate(using: &rng)
@@ -30,6 +32,8 @@ final class InviteOverMeshTests: XCTestCase {
         var hostActions = host.tick(now: simulation.now)
         var joinerActions: [JoinSession.Action] = []
         let keyPackage = try Event.sign(kind: 30443, content: "kp", tags: [["d", "1"]], createdAt: Int64(start / 1000), keys: joinerKeys, rng: &rng)
+        // The inviter's CPace scalars, apart so that they leave `rng`'s draws as they were.
+        var scalars = SplitMix64(seed: 9)
 
         for _ in 0..<600 where joined == nil {
             // Carry out the state machines' actions through the routers.
@@ -41,9 +45,12 @@ final class InviteOverMeshTests: XCTestCase {
                     try simulation.perform(on: 0) { router, now, out in try router.send(type: .inviteBeacon, recipient: nil, payload: payload, now: now, actions: &out) }
                 case .send(let type, let to, let payload):
                     try simulation.perform(on: 0) { router, now, out in try router.send(type: type, recipient: to, payload: payload, now: now, actions: &out) }
-                case .joinRequest(let request, let peer):
+                case .joinRequest(let plaintext, let peer):
+                    // The mesh hands the request up unread; the node reads it and says so.
+                    let request = try JoinRequest.decode(plaintext)
                     XCTAssertEqual(request.pubkey, joinerKeys.publicKey)
                     XCTAssertEqual(request.keyPackage, keyPackage)
+                    hostActions += host.requestRead(from: peer)
                     let giftWrap = try Event.sign(kind: 1059, content: "welcome", tags: [["p", request.pubkey.hex]],
                                                   createdAt: Int64(simulation.now / 1000), keys: Keys.generate(using: &rng), rng: &rng)
                     for case .send(let type, let to, let payload) in host.welcome(giftWrap: giftWrap.jsonBytes, to: peer, now: simulation.now) {
@@ -55,7 +62,13 @@ final class InviteOverMeshTests: XCTestCase {
                 }
             }
             for action in joinerActions {
-                if case .send(let type, let to, let payload) = action {
+                if case .challengeOpened(let info) = action {
+                    // The node's part: the join request for the group the challenge named.
+                    let request = JoinRequest(groupID: info.groupID, pubkey: joinerKeys.publicKey, keyPackage: keyPackage, name: nil)
+                    for case .send(let type, let to, let payload) in joiner?.request(request.json, now: simulation.now) ?? [] {
+                        try simulation.perform(on: 2) { router, now, out in try router.send(type: type, recipient: to, payload: payload, now: now, actions: &out) }
+                    }
+                } else if case .send(let type, let to, let payload) = action {
                     try simulation.perform(on: 2) { router, now, out in try router.send(type: type, recipient: to, payload: payload, now: now, actions: &out) }
                 } else if case .welcome(_, let inviter, _) = action {
                     XCTAssertEqual(inviter, admin.publicKey)
@@ -76,7 +89,7 @@ final class InviteOverMeshTests: XCTestCase {
                     XCTAssertEqual(beacon.inviter, admin.publicKey)
                     simulation.perform(on: 2) { router, _, _ in router.inviteOpen = true }
                     var session = JoinSession(beacon: beacon, inviter: delivery.packet.sender, myID: simulation.routers[2].identity.current.id,
-                                              keyPackage: keyPackage, pubkey: joinerKeys.publicKey)
+                                              keyPackageID: keyPackage.id)
                     joinerActions += session.attempt(code: InviteCode.display(code), now: simulation.now, using: &rng)
                     joiner = session
                 case .join(let message):
@@ -86,7 +99,7 @@ final class InviteOverMeshTests: XCTestCase {
             }
             for delivery in simulation.takeInbox(of: 0) {
                 if case .join(let message) = delivery.content {
-                    hostActions += host.receive(message, from: delivery.packet.sender, now: simulation.now)
+                    hostActions += host.receive(message, from: delivery.packet.sender, now: simulation.now, using: &scalars)
                 }
             }
             hostActions += host.tick(now: simulation.now)

@@ -1,12 +1,15 @@
 @testable import Mesh
 import Nostr
+import TestSupport
 import XCTest
 
 final class InviteTests: XCTestCase {
     let now = MeshFixture.now
     let inviteID = [UInt8](repeating: 0x1D, count: 16)
     let groupID = "c877b655cf4983bf370b2a7d5c5c2cc0"
-    var rng = MeshSplitMix64(seed: 99)
+    var rng = SplitMix64(seed: 99)
+    /// The inviter's CPace scalars, apart so that they leave `rng`'s draws as they were.
+    var scalars = SplitMix64(seed: 100)
 
     func host(code: String = "042517") throws -> (InviteHost, MeshKey, Keys) {
         let meshKey = MeshFixture.key(0xA1)
@@ -20,9 +23,11 @@ final class InviteTests: XCTestCase {
         let beacon = try UnverifiedBeacon.decode(host.beaconPayload).verified(meshKey: meshKey.publicKey)
         let keys = Keys.generate(using: &rng)
         let keyPackage = try Event.sign(kind: 30443, content: "kp", tags: [["d", "0"]], createdAt: Int64(now / 1000), keys: keys, rng: &rng)
-        return (JoinSession(beacon: beacon, inviter: meshKey.id, myID: joinerKey.id, keyPackage: keyPackage, pubkey: keys.publicKey,
-                            name: "Kid"), keys)
+        return (JoinSession(beacon: beacon, inviter: meshKey.id, myID: joinerKey.id, keyPackageID: keyPackage.id), keys)
     }
+
+    /// What the node would send as the join request; the mesh seals and carries it unread.
+    let requestBytes = Array(#"{"type":"join-request","v":1,"groupId":"c877b655cf4983bf370b2a7d5c5c2cc0","name":"Kid"}"#.utf8)
 
     func sends<A>(_ actions: [A], _ extract: (A) -> (PacketType, MeshID, [UInt8])?) -> [(type: PacketType, to: MeshID, payload: [UInt8])] {
         actions.compactMap(extract).map { (type: $0.0, to: $0.1, payload: $0.2) }
@@ -50,25 +55,32 @@ final class InviteTests: XCTestCase {
         let hello = joinerSends(joiner.attempt(code: "042 517", now: now, using: &rng))
         XCTAssertEqual(hello.map(\.type), [.joinHello])
         XCTAssertEqual(hello.first?.to, meshKey.id)
-        let challenge = hostSends(host.receive(try message(hello[0]), from: J, now: now + 10))
+        let challenge = hostSends(host.receive(try message(hello[0]), from: J, now: now + 10, using: &scalars))
         XCTAssertEqual(challenge.map(\.type), [.joinChallenge])
         XCTAssertEqual(host.attemptsLeft, 4)
         // A retransmitted hello gets the same challenge, free.
-        XCTAssertEqual(hostSends(host.receive(try message(hello[0]), from: J, now: now + 20)).map(\.payload), challenge.map(\.payload))
+        XCTAssertEqual(hostSends(host.receive(try message(hello[0]), from: J, now: now + 20, using: &scalars)).map(\.payload),
+                       challenge.map(\.payload))
         XCTAssertEqual(host.attemptsLeft, 4)
 
         let answer = joiner.receive(try message(challenge[0]), from: meshKey.id, now: now + 30)
         guard case .challengeOpened(let info)? = answer.first else { return XCTFail("challenge did not open: \(answer)") }
         XCTAssertEqual(info, JoinChallengeInfo(groupID: groupID, name: "Family"))
-        let request = joinerSends(answer)
+        XCTAssertTrue(joinerSends(answer).isEmpty, "the request is the node's to give")
+        let request = joinerSends(joiner.request(requestBytes, now: now + 30))
         XCTAssertEqual(request.map(\.type), [.joinRequest])
+        XCTAssertTrue(joiner.request(requestBytes, now: now + 31).isEmpty, "one request per attempt")
 
-        let handed = host.receive(try message(request[0]), from: J, now: now + 40)
-        guard case .joinRequest(let joinRequest, let peer)? = handed.first else { return XCTFail("no request: \(handed)") }
+        // The inviter hands the plaintext up unread; the node reads it, then says so.
+        let handed = host.receive(try message(request[0]), from: J, now: now + 40, using: &scalars)
+        guard case .joinRequest(let plaintext, let peer)? = handed.first, handed.count == 1 else { return XCTFail("no request: \(handed)") }
         XCTAssertEqual(peer, J)
-        XCTAssertEqual(joinRequest.pubkey, joinerKeys.publicKey)
-        XCTAssertEqual(joinRequest.groupID, groupID)
-        XCTAssertEqual(joinRequest.name, "Kid")
+        XCTAssertEqual(plaintext, requestBytes)
+        let read = host.requestRead(from: J).compactMap { action -> String? in
+            if case .attempt(J, 4, let result) = action { return result } else { return nil }
+        }
+        XCTAssertEqual(read, ["request"])
+        XCTAssertTrue(host.requestRead(from: MeshID(77)).isEmpty, "no request from that peer")
 
         // The node commits and gift-wraps; the mesh only carries the 1059 it is given.
         let giftWrap = try Event.sign(kind: 1059, content: "wrapped welcome", tags: [["p", joinerKeys.publicKey.hex]],
@@ -78,25 +90,42 @@ final class InviteTests: XCTestCase {
         XCTAssertEqual(hostSends(host.tick(now: now + 5_050)).map(\.type), [.joinWelcome], "resent every 5 s")
         // Further hellos are refused.
         let late = hostSends(host.receive(JoinMessage(inviteID: inviteID, nonce: [UInt8](repeating: 3, count: 16),
-                                                      body: .hello(yb: [UInt8](repeating: 1, count: 32))), from: MeshID(77), now: now + 60))
+                                                      body: .hello(yb: [UInt8](repeating: 1, count: 32))), from: MeshID(77), now: now + 60, using: &scalars))
         XCTAssertEqual(try late.map { try message($0).body }, [.error(code: JoinErrorCode.inviteClosed.rawValue)])
 
         let surfaced = joiner.receive(try message(welcome[0]), from: meshKey.id, now: now + 60)
         guard case .welcome(let received, let inviter, let kpID)? = surfaced.first else { return XCTFail("no welcome: \(surfaced)") }
         XCTAssertEqual(received, giftWrap)
         XCTAssertEqual(inviter, admin.publicKey)
-        XCTAssertEqual(kpID, joiner.keyPackage.id)
+        XCTAssertEqual(kpID, joiner.keyPackageID)
         let done = joiner.welcomeProcessed(.accepted)
         XCTAssertEqual(joinerSends(done).map(\.type), [.joinDone])
         // A retransmitted welcome is answered again.
         XCTAssertEqual(joinerSends(joiner.receive(try message(welcome[0]), from: meshKey.id, now: now + 70)).map(\.payload),
                        joinerSends(done).map(\.payload))
 
-        let finished = host.receive(try message(joinerSends(done)[0]), from: J, now: now + 80)
+        let finished = host.receive(try message(joinerSends(done)[0]), from: J, now: now + 80, using: &scalars)
         guard case .joined(let who, .accepted)? = finished.first else { return XCTFail("not joined: \(finished)") }
         XCTAssertEqual(who, J)
         XCTAssertFalse(host.isOpen)
         XCTAssertNil(host.nextDeadline)
+    }
+
+    /// A request that would not fit a join-request packet ends the attempt before anything is sent.
+    func testJoinerRefusesARequestTooLargeForAPacket() throws {
+        var (host, meshKey, _) = try host()
+        var (joiner, _) = try joiner(for: host, meshKey: meshKey)
+        let J = MeshFixture.key(0xB2).id
+        XCTAssertTrue(joiner.request(requestBytes, now: now).isEmpty, "no request before the challenge opens")
+        let hello = joinerSends(joiner.attempt(code: "042517", now: now, using: &rng))
+        let challenge = hostSends(host.receive(try message(hello[0]), from: J, now: now, using: &scalars))
+        guard case .challengeOpened? = joiner.receive(try message(challenge[0]), from: meshKey.id, now: now).first else {
+            return XCTFail("challenge did not open")
+        }
+        let tooLarge = joiner.request([UInt8](repeating: 0x20, count: PacketType.joinRequest.maxPayload), now: now)
+        XCTAssertTrue(joinerSends(tooLarge).isEmpty)
+        guard case .finished(.keyPackageInvalid?)? = tooLarge.first else { return XCTFail("\(tooLarge)") }
+        XCTAssertFalse(joiner.isOpen)
     }
 
     /// An attacker without the code: five attempts each end in wrong_code; the sixth hello is
@@ -107,7 +136,7 @@ final class InviteTests: XCTestCase {
             let J = MeshFixture.key(UInt8(0xC0 + attempt)).id
             var (attacker, _) = try joiner(for: host, meshKey: meshKey, joinerKey: MeshFixture.key(UInt8(0xC0 + attempt)))
             let hello = joinerSends(attacker.attempt(code: "999999", now: now, using: &rng))
-            let challenge = hostSends(host.receive(try message(hello[0]), from: J, now: now + UInt64(attempt)))
+            let challenge = hostSends(host.receive(try message(hello[0]), from: J, now: now + UInt64(attempt), using: &scalars))
             XCTAssertEqual(challenge.map(\.type), [.joinChallenge])
             // The challenge does not open under a wrong code: the joiner stops and sends nothing.
             let verdict = attacker.receive(try message(challenge[0]), from: meshKey.id, now: now)
@@ -116,7 +145,7 @@ final class InviteTests: XCTestCase {
             // A guessed request (sealed under any other key) is a wrong code at the inviter.
             let forged = JoinMessage(inviteID: inviteID, nonce: try message(hello[0]).nonce,
                                      body: .request(sealed: [UInt8](repeating: UInt8(attempt), count: 64)))
-            let reply = host.receive(forged, from: J, now: now + 100)
+            let reply = host.receive(forged, from: J, now: now + 100, using: &scalars)
             XCTAssertEqual(try hostSends(reply).map { try message($0).body }, [.error(code: JoinErrorCode.wrongCode.rawValue)])
             XCTAssertEqual(host.attemptsLeft, UInt8(4 - attempt))
             if attempt == 4 {
@@ -125,7 +154,7 @@ final class InviteTests: XCTestCase {
         }
         XCTAssertFalse(host.isOpen)
         let sixth = host.receive(JoinMessage(inviteID: inviteID, nonce: [UInt8](repeating: 6, count: 16),
-                                             body: .hello(yb: [UInt8](repeating: 6, count: 32))), from: MeshID(6), now: now + 200)
+                                             body: .hello(yb: [UInt8](repeating: 6, count: 32))), from: MeshID(6), now: now + 200, using: &scalars)
         XCTAssertEqual(try hostSends(sixth).map { try message($0).body }, [.error(code: JoinErrorCode.tooManyAttempts.rawValue)])
         XCTAssertEqual(host.attemptsLeft, 0)
         XCTAssertFalse(host.isOpen)
@@ -140,7 +169,7 @@ final class InviteTests: XCTestCase {
         var results: [MeshError?] = []
         for n in 0..<3 {
             let hello = joinerSends(joiner.attempt(code: "00000\(n)", now: now + UInt64(n) * 1000, using: &rng))
-            let challenge = hostSends(host.receive(try message(hello[0]), from: J, now: now + UInt64(n) * 1000))
+            let challenge = hostSends(host.receive(try message(hello[0]), from: J, now: now + UInt64(n) * 1000, using: &scalars))
             for case .finished(let result) in joiner.receive(try message(challenge[0]), from: meshKey.id, now: now) { results.append(result) }
         }
         XCTAssertEqual(results, [.wrongCode, .wrongCode, .tooManyAttempts])
@@ -156,10 +185,10 @@ final class InviteTests: XCTestCase {
         let key = MeshFixture.key(0xD4)
         var (first, _) = try joiner(for: host, meshKey: meshKey, joinerKey: key)
         let hello = joinerSends(first.attempt(code: "000000", now: now, using: &rng))
-        _ = host.receive(try message(hello[0]), from: key.id, now: now)
+        _ = host.receive(try message(hello[0]), from: key.id, now: now, using: &scalars)
         var (second, _) = try joiner(for: host, meshKey: meshKey, joinerKey: key)
         let again = joinerSends(second.attempt(code: "042517", now: now + 1_000, using: &rng))
-        let actions = host.receive(try message(again[0]), from: key.id, now: now + 1_000)
+        let actions = host.receive(try message(again[0]), from: key.id, now: now + 1_000, using: &scalars)
         let results = actions.compactMap { action -> String? in if case .attempt(_, _, let result) = action { return result } else { return nil } }
         XCTAssertEqual(results, ["replaced", "challenged"])
         XCTAssertEqual(host.attemptsLeft, 3)
@@ -171,7 +200,7 @@ final class InviteTests: XCTestCase {
             let key = MeshFixture.key(UInt8(seed))
             var (j, _) = try joiner(for: host, meshKey: meshKey, joinerKey: key)
             let hello = joinerSends(j.attempt(code: "042517", now: now, using: &rng))
-            let reply = hostSends(host.receive(try message(hello[0]), from: key.id, now: now))
+            let reply = hostSends(host.receive(try message(hello[0]), from: key.id, now: now, using: &scalars))
             if i < 2 {
                 XCTAssertEqual(reply.map(\.type), [.joinChallenge])
             } else {
@@ -186,7 +215,7 @@ final class InviteTests: XCTestCase {
         // A joiner ignores exchange messages from anyone but the beacon's sender.
         var (j, _) = try joiner(for: host, meshKey: meshKey)
         let hello = joinerSends(j.attempt(code: "042517", now: now, using: &rng))
-        let challenge = hostSends(host.receive(try message(hello[0]), from: MeshFixture.key(0xB2).id, now: now + 30_001))
+        let challenge = hostSends(host.receive(try message(hello[0]), from: MeshFixture.key(0xB2).id, now: now + 30_001, using: &scalars))
         XCTAssertTrue(j.receive(try message(challenge[0]), from: MeshID(12345), now: now).isEmpty)
         XCTAssertFalse(j.receive(try message(challenge[0]), from: meshKey.id, now: now).isEmpty)
     }
@@ -210,7 +239,7 @@ final class InviteTests: XCTestCase {
     }
 
     func testInviteCodes() {
-        var rng = MeshSplitMix64(seed: 1)
+        var rng = SplitMix64(seed: 1)
         let codes = (0..<200).map { _ in InviteCode.generate(using: &rng) }
         XCTAssertTrue(codes.allSatisfy { $0.count == 6 && $0.allSatisfy(\.isNumber) })
         XCTAssertGreaterThan(Set(codes).count, 190)
@@ -226,14 +255,13 @@ final class WelcomeCheckTests: XCTestCase {
     /// KeyPackage the joiner sent.
     func testWelcomeMatchesOnlyTheInvitersWelcomeForOurKeyPackage() throws {
         let now = MeshFixture.now
-        var rng = MeshSplitMix64(seed: 12)
+        var rng = SplitMix64(seed: 12)
         let admin = Keys.generate(using: &rng), other = Keys.generate(using: &rng), joinerKeys = Keys.generate(using: &rng)
         let meshKey = MeshFixture.key(0xA1)
         let beacon = try InviteBeacon.sign(inviteID: [UInt8](repeating: 5, count: 16), expiresAt: now + 300_000, attemptsLeft: 5,
                                            name: "Family", meshKey: meshKey.publicKey, keys: admin, auxRand: [UInt8](repeating: 0, count: 32))
         let keyPackage = try Event.sign(kind: 30443, content: "kp", tags: [], createdAt: Int64(now / 1000), keys: joinerKeys, rng: &rng)
-        let session = JoinSession(beacon: beacon, inviter: meshKey.id, myID: MeshFixture.key(0xB2).id, keyPackage: keyPackage,
-                                  pubkey: joinerKeys.publicKey)
+        let session = JoinSession(beacon: beacon, inviter: meshKey.id, myID: MeshFixture.key(0xB2).id, keyPackageID: keyPackage.id)
         func gift(from sender: Keys, naming id: String) throws -> UnwrappedGift {
             let rumor = try Rumor(pubkey: sender.publicKey, createdAt: Int64(now / 1000), kind: 444, tags: [["e", id]], content: "welcome")
             let wrapped = try GiftWrap.wrap(rumor: rumor, sender: sender, recipient: joinerKeys.publicKey, now: Int64(now / 1000), rng: &rng)

@@ -1,4 +1,5 @@
 @testable import Mesh
+import TestSupport
 import XCTest
 
 final class MeshKeyTests: XCTestCase {
@@ -10,7 +11,7 @@ final class MeshKeyTests: XCTestCase {
         let signature = key.sign(message)
         XCTAssertTrue(Ed25519Verifier.verify(signature: signature, message: message, publicKey: key.publicKey))
         // L, little-endian.
-        let order = MeshFixture.hex("edd3f55c1a631258d69cf7a2def9de1400000000000000000000000000000010")
+        let order = hex("edd3f55c1a631258d69cf7a2def9de1400000000000000000000000000000010")
         var s = Array(signature[32...]), carry = 0
         for i in 0..<32 {
             let sum = Int(s[i]) + Int(order[i]) + carry
@@ -40,14 +41,14 @@ final class MeshKeyTests: XCTestCase {
 
     func testMeshIDIsTheHashPrefixOfTheKey() throws {
         for vector in try MeshFixture.vectors("payloads.json") where vector["kind"]?.stringValue == "mesh_id" {
-            let key = MeshFixture.hex(vector["fields"]?["mesh_key"]?.stringValue ?? "")
+            let key = hex(vector["fields"]?["mesh_key"]?.stringValue ?? "")
             XCTAssertEqual(MeshID(meshKey: key).hex, vector["payload"]?.stringValue)
         }
         XCTAssertEqual(MeshFixture.key(1).id, MeshID(meshKey: MeshFixture.key(1).publicKey))
     }
 
     func testRotationEvery15MinutesPostponedByInvitesAndPreviousIDAnswered() {
-        var rng = MeshSplitMix64(seed: 9)
+        var rng = SplitMix64(seed: 9)
         let t0 = MeshFixture.now
         var identity = MeshIdentity(now: t0, using: &rng)
         let first = identity.current.id
@@ -65,7 +66,7 @@ final class MeshKeyTests: XCTestCase {
     func testSecretsStayOutOfDescriptions() throws {
         let key = MeshFixture.key(3)
         XCTAssertEqual(String(describing: key), "MeshKey(\(key.id))")
-        var rng = MeshSplitMix64(seed: 1)
+        var rng = SplitMix64(seed: 1)
         XCTAssertEqual(String(describing: CPace.Scalar.random(using: &rng)), "CPace.Scalar(<redacted>)")
         XCTAssertEqual(String(describing: JoinKeys(isk: [UInt8](repeating: 1, count: 64))), "JoinKeys(<redacted>)")
     }

@@ -14,12 +14,12 @@ enum MeshFixture {
     }
 
     /// A router that sends nothing on its own (no announces), with one 509-byte link 1.
-    static func receiver(_ byte: UInt8 = 0x42, capabilities: Capabilities = [.relay, .store, .dm]) -> MeshRouter<MeshSplitMix64> {
+    static func receiver(_ byte: UInt8 = 0x42, capabilities: Capabilities = [.relay, .store, .dm]) -> MeshRouter<SplitMix64> {
         var configuration = MeshConfiguration()
         configuration.announces = false
         configuration.capabilities = capabilities
         var router = MeshRouter(identity: MeshIdentity(key: key(byte), now: now), configuration: configuration, now: now,
-                                random: MeshSplitMix64(seed: UInt64(byte)))
+                                random: SplitMix64(seed: UInt64(byte)))
         router.linkUp(LinkID(1), mtu: 509, now: now)
         return router
     }
@@ -28,8 +28,6 @@ enum MeshFixture {
                    at timestamp: UInt64 = now, payload: [UInt8] = Array("pigeon frame".utf8)) throws -> Packet {
         try Packet.sign(type: .dm, ttl: ttl, timestamp: timestamp, recipient: recipient, payload: payload, key: sender)
     }
-
-    static func hex(_ string: String) -> [UInt8] { (try? Hex.decode(string)) ?? [] }
 
     static func vectors(_ file: String) throws -> [JSONValue] {
         let root = try JSONValue.parse([UInt8](try Fixtures.data("mesh/\(file)")))
@@ -43,7 +41,7 @@ struct RouterSnapshot: Equatable {
     let delivered: Int, forwarded: Int, framesOut: Int
     let links: [LinkStatus]
 
-    init(_ router: MeshRouter<MeshSplitMix64>) {
+    init(_ router: MeshRouter<SplitMix64>) {
         let f = router.footprint
         seen = f.seen; seenEvents = f.seenEvents; pending = f.pending; assemblies = f.assemblies
         assemblyBytes = f.assemblyBytes; store = f.store; senders = f.senders

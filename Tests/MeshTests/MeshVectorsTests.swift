@@ -1,4 +1,5 @@
 @testable import Mesh
+import TestSupport
 import XCTest
 
 /// Direct checks on the vector files that the conformance runner does not make.
@@ -17,7 +18,7 @@ final class MeshVectorsTests: XCTestCase {
     /// The packet vectors are all within their type's caps and decode to their own type.
     func testPacketVectorsRespectTheTypeTable() throws {
         for vector in try MeshFixture.vectors("packets.json") {
-            let bytes = MeshFixture.hex(vector["encoded"]?.stringValue ?? "")
+            let bytes = hex(vector["encoded"]?.stringValue ?? "")
             let packet = try UnverifiedPacket.decode(bytes)
             XCTAssertEqual(Int(packet.type.rawValue), Int(vector["type"]?.integerValue ?? -1))
             XCTAssertLessThanOrEqual(packet.payload.count, packet.type.maxPayload)
@@ -36,7 +37,7 @@ final class ImpairmentTests: XCTestCase {
         }
         // The same draws by hand, in the spec's order.
         var impairment = parsed
-        var rng = MeshSplitMix64(seed: 42)
+        var rng = SplitMix64(seed: 42)
         for _ in 0..<1000 {
             var expected: [UInt64] = []
             if rng.unit() >= 0.25 {
@@ -48,7 +49,7 @@ final class ImpairmentTests: XCTestCase {
             XCTAssertTrue(fate.allSatisfy { (10...20).contains($0) })
         }
         // SplitMix64's first outputs for seed 0 (Vigna's reference): the generator is the standard one.
-        var zero = MeshSplitMix64(seed: 0)
+        var zero = SplitMix64(seed: 0)
         XCTAssertEqual(zero.next(), 0xE220_A839_7B1D_CDAF)
         XCTAssertEqual(zero.next(), 0x6E78_9E6A_A1B9_65F4)
     }

@@ -1,9 +1,10 @@
 @testable import Mesh
 import Nostr
+import TestSupport
 import XCTest
 
 final class RouterTests: XCTestCase {
-    typealias Router = MeshRouter<MeshSplitMix64>
+    typealias Router = MeshRouter<SplitMix64>
     let now = MeshFixture.now
 
     func frames(_ actions: [MeshAction]) -> [(link: LinkID, frame: [UInt8])] {
@@ -134,9 +135,9 @@ final class RouterTests: XCTestCase {
         configuration.announces = false
         configuration.seenCapacity = 512
         var router = Router(identity: MeshIdentity(key: MeshFixture.key(0x42), now: now), configuration: configuration, now: now,
-                            random: MeshSplitMix64(seed: 5))
+                            random: SplitMix64(seed: 5))
         for l in 1...4 { router.linkUp(LinkID(UInt32(l)), mtu: 185, now: now) }
-        var rng = MeshSplitMix64(seed: 77)
+        var rng = SplitMix64(seed: 77)
         var t = now
         for i in 0..<1500 {
             t += 10
@@ -393,7 +394,7 @@ final class PacketStoreTests: XCTestCase {
         var store = PacketStore()
         let now = MeshFixture.now
         let key = MeshFixture.key(4)
-        var rng = MeshSplitMix64(seed: 6)
+        var rng = SplitMix64(seed: 6)
         var newest: UInt64 = 0
         for i in 0..<700 {
             let t = now + UInt64(i)
@@ -431,7 +432,7 @@ final class RouterLifecycleTests: XCTestCase {
         var configuration = MeshConfiguration()
         configuration.announces = true
         var router = MeshRouter(identity: MeshIdentity(key: MeshFixture.key(0x51), now: now), configuration: configuration, now: now,
-                                random: MeshSplitMix64(seed: 2))
+                                random: SplitMix64(seed: 2))
         router.linkUp(LinkID(1), mtu: 185, now: now)
         let first = router.identity.current.id
         router.inviteOpen = true
@@ -456,7 +457,7 @@ final class RouterLifecycleTests: XCTestCase {
     /// injected by another node in another packet is a duplicate too.
     func testOwnPacketsAreSeenAndEventsDeduplicatedAcrossPackets() throws {
         var router = MeshFixture.receiver()
-        var rng = MeshSplitMix64(seed: 3)
+        var rng = SplitMix64(seed: 3)
         let keys = Keys.generate(using: &rng)
         let event = try Event.sign(kind: 1059, content: "x", tags: [], createdAt: Int64(now / 1000), keys: keys, rng: &rng)
         var actions: [MeshAction] = []

@@ -1,12 +1,13 @@
 @testable import Mesh
 import Nostr
+import TestSupport
 import XCTest
 
 /// The router driven by the in-process radio (11.3): real routers, simulated air.
 final class SimulationTests: XCTestCase {
     let start = MeshFixture.now
 
-    func event(_ n: Int, keys: Keys, at: UInt64, rng: inout MeshSplitMix64) throws -> Event {
+    func event(_ n: Int, keys: Keys, at: UInt64, rng: inout SplitMix64) throws -> Event {
         try Event.sign(kind: 445, content: "group message \(n) " + String(repeating: "x", count: 120), tags: [["h", "00"]],
                        createdAt: Int64(at / 1000), keys: keys, rng: &rng)
     }
@@ -16,7 +17,7 @@ final class SimulationTests: XCTestCase {
     /// announces and sync. Returns (within-TTL deliveries, expected, live within 2 s), checking
     /// exactly-once delivery and bounded state on the way.
     func lossyRun(seed: UInt64, mtu: Int, minutes: UInt64) throws -> (delivered: Int, expected: Int, live: Int) {
-        var rng = MeshSplitMix64(seed: seed)
+        var rng = SplitMix64(seed: seed)
         let topology = Topology.randomGeometric(nodeCount: 50, meanDegree: 6.5, mtu: mtu, using: &rng)
         var simulation = MeshSimulation(
             topology: topology, seed: 11, impairment: .init(loss: 0.10, duplication: 0.02, latency: 5...40)
@@ -83,7 +84,7 @@ final class SimulationTests: XCTestCase {
     /// Reordering and duplication on every link: still exactly once per node, and no flood
     /// over 2|E|.
     func testExactlyOnceUnderReorderingAndDuplication() throws {
-        var rng = MeshSplitMix64(seed: 31)
+        var rng = SplitMix64(seed: 31)
         let topology = Topology.randomGeometric(nodeCount: 20, meanDegree: 5, mtu: 64, using: &rng)
         var simulation = MeshSimulation(topology: topology, seed: 32,
                                         impairment: .init(loss: 0, duplication: 0.3, latency: 1...60, reordering: true))
@@ -123,7 +124,7 @@ final class SimulationTests: XCTestCase {
         let topology = Topology(nodeCount: 10, edges: (0..<9).map { Topology.Edge($0, $0 + 1) })
         var simulation = MeshSimulation(topology: topology, seed: 3)
         simulation.run(until: start + 22_000)
-        var rng = MeshSplitMix64(seed: 4)
+        var rng = SplitMix64(seed: 4)
         let e = try event(0, keys: Keys.generate(using: &rng), at: simulation.now, rng: &rng)
         var packet: Packet?
         try simulation.perform(on: 0) { router, now, actions in packet = try router.sendEvent(e, now: now, actions: &actions) }

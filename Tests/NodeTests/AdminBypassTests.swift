@@ -15,14 +15,7 @@ final class AdminBypassTests: NodeRelayTestCase {
     /// Alice (the admin), Bob and Carol in "Family"; returns the group's view.
     func family() async throws -> (alice: BurrowNode, bob: BurrowNode, carol: BurrowNode, group: GroupView) {
         let alice = try node(), bob = try node(), carol = try node()
-        for member in [bob, carol] { _ = try await member.publishKeyPackage(timeout: timeout) }
-        let view = try await alice.createGroup(name: "Family", description: "", invitees: [bob.publicKey, carol.publicKey], admins: [],
-                                               timeout: timeout)
-        for member in [bob, carol] {
-            _ = try await member.sync(timeout: timeout)
-            _ = try await member.acceptInvite(try XCTUnwrap(try member.invites().first).id, timeout: timeout)
-        }
-        return (alice, bob, carol, view)
+        return (alice, bob, carol, try await group("Family", by: alice, with: [bob, carol]))
     }
 
     func loaded(_ node: BurrowNode, _ group: GroupView) throws -> MarmotGroup {

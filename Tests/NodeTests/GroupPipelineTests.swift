@@ -17,16 +17,8 @@ final class GroupPipelineTests: XCTestCase {
 
     func member() throws -> Member { try Member.make(now: now, using: &rng) }
 
-    /// Alice (admin) with Bob and Carol; returns each one's group.
-    func family() throws -> (alice: Member, bob: Member, carol: Member, a: MarmotGroup, b: MarmotGroup, c: MarmotGroup) {
-        let alice = try member(), bob = try member(), carol = try member()
-        let (a, welcomes) = try MarmotGroup.create(
-            creator: alice.keys.publicKey, name: "Family", description: "", admins: [], relays: [try RelayURL("wss://relay.example.com")],
-            invitees: [bob.event, carol.event], now: now, using: &rng)
-        let b = try MarmotGroup.join(welcome: try WelcomeRumor.verify(welcomes[0].rumor), keyPackage: bob.bundle)
-        let c = try MarmotGroup.join(welcome: try WelcomeRumor.verify(welcomes[1].rumor), keyPackage: carol.bundle)
-        return (alice, bob, carol, a, b, c)
-    }
+    /// Alice (admin) with Bob and Carol; each one's group.
+    func family() throws -> MarmotTestFamily { try MarmotTestFamily.make(now: now, using: &rng) }
 
     func candidate(_ group: MarmotGroup, state: StoredGroup.State = .active, joinedAt: Int64 = 0) -> GroupPipeline.Candidate {
         let row = StoredGroup(mlsGroupID: group.mlsGroupID.bytes, nostrGroupID: group.nostrGroupID.bytes, state: state, mlsState: [],

@@ -16,11 +16,7 @@ final class HostileInputTests: NodeRelayTestCase {
     /// Alice (admin) and Bob in one group; returns its mls_group_id hex.
     func family() async throws -> (alice: BurrowNode, bob: BurrowNode, group: String) {
         let alice = try node(), bob = try node()
-        _ = try await bob.publishKeyPackage(timeout: timeout)
-        let view = try await alice.createGroup(name: "Family", description: "", invitees: [bob.publicKey], admins: [], timeout: timeout)
-        _ = try await bob.sync(timeout: timeout)
-        let invite = try XCTUnwrap(try bob.invites().first)
-        _ = try await bob.acceptInvite(invite.id, timeout: timeout)
+        let view = try await group("Family", by: alice, with: [bob])
         _ = try await alice.chat(view.mlsGroupID, text: "hello", timeout: timeout)
         _ = try await bob.sync(timeout: timeout)
         return (alice, bob, view.mlsGroupID)
@@ -160,11 +156,7 @@ final class LostCommitTests: NodeRelayTestCase {
 
     func testOwnLosingRenameIsRolledBackAndAppliedAgain() async throws {
         let alice = try node(), bob = try node()
-        _ = try await bob.publishKeyPackage(timeout: timeout)
-        let created = try await alice.createGroup(name: "Start", description: "", invitees: [bob.publicKey], admins: [bob.publicKey],
-                                                  timeout: timeout)
-        _ = try await bob.sync(timeout: timeout)
-        _ = try await bob.acceptInvite(try XCTUnwrap(try bob.invites().first).id, timeout: timeout)
+        let created = try await group("Start", by: alice, with: [bob], admins: [bob.publicKey])
         let id = MLSGroupID(try Hex.decode(created.mlsGroupID))
 
         // Both admins commit at epoch 1 without seeing each other; Bob's is older, so it wins.
@@ -198,10 +190,7 @@ final class LostCommitTests: NodeRelayTestCase {
     /// windows of at most `catchUpBatch` events.
     func testCatchUpOnThousandsOfEventsInBoundedWindows() async throws {
         let alice = try node(), bob = try node()
-        _ = try await bob.publishKeyPackage(timeout: timeout)
-        let created = try await alice.createGroup(name: "Busy", description: "", invitees: [bob.publicKey], admins: [], timeout: timeout)
-        _ = try await bob.sync(timeout: timeout)
-        _ = try await bob.acceptInvite(try XCTUnwrap(try bob.invites().first).id, timeout: timeout)
+        let created = try await group("Busy", by: alice, with: [bob])
         // At most 200 a second: NIP-01 cannot page through more events of one second than a
         // relay returns per query (LocalRelay: 500), so no real backlog is that dense.
         let count = 2_500
@@ -233,10 +222,7 @@ final class LostCommitTests: NodeRelayTestCase {
     /// reach the pipeline.
     func testALyingAndAStaleRelayAreOutvoted() async throws {
         let alice = try node(), bob = try node()
-        _ = try await bob.publishKeyPackage(timeout: timeout)
-        let created = try await alice.createGroup(name: "Relays", description: "", invitees: [bob.publicKey], admins: [], timeout: timeout)
-        _ = try await bob.sync(timeout: timeout)
-        _ = try await bob.acceptInvite(try XCTUnwrap(try bob.invites().first).id, timeout: timeout)
+        let created = try await group("Relays", by: alice, with: [bob])
         for index in 1...3 { _ = try await alice.chat(created.mlsGroupID, text: "truth \(index)", timeout: timeout) }
 
         let events = try await alice.fetchEvents(Filter(kinds: [MarmotKind.groupEvent], tags: ["h": [created.nostrGroupID]]),
@@ -289,10 +275,7 @@ final class LostCommitTests: NodeRelayTestCase {
 
     func testMissedCommitsPastTheWindowMarkTheGroupStale() async throws {
         let alice = try node(), bob = try node()
-        _ = try await bob.publishKeyPackage(timeout: timeout)
-        let created = try await alice.createGroup(name: "Window", description: "", invitees: [bob.publicKey], admins: [], timeout: timeout)
-        _ = try await bob.sync(timeout: timeout)
-        _ = try await bob.acceptInvite(try XCTUnwrap(try bob.invites().first).id, timeout: timeout)
+        let created = try await group("Window", by: alice, with: [bob])
         let nostrID = try Hex.decode(created.nostrGroupID)
         var rng = SystemRandomNumberGenerator()
         // A commit older than 45 days (refused), and what came after it (unplaceable).
@@ -342,5 +325,18 @@ class NodeRelayTestCase: XCTestCase {
         nodes.append(node)
         try node.addRelays([relay.url])
         return node
+    }
+
+    /// `admin` creates NAME with `members`, who publish a KeyPackage first, then sync and accept
+    /// the welcome: every member is in at the creation epoch.
+    func group(_ name: String, by admin: BurrowNode, with members: [BurrowNode], admins: [PublicKey] = []) async throws -> GroupView {
+        for member in members { _ = try await member.publishKeyPackage(timeout: timeout) }
+        let view = try await admin.createGroup(name: name, description: "", invitees: members.map(\.publicKey), admins: admins,
+                                               timeout: timeout)
+        for member in members {
+            _ = try await member.sync(timeout: timeout)
+            _ = try await member.acceptInvite(try XCTUnwrap(try member.invites().first).id, timeout: timeout)
+        }
+        return view
     }
 }

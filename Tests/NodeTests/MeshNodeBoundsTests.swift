@@ -168,6 +168,32 @@ final class MeshNodeBoundsTests: XCTestCase {
         XCTAssertTrue(added.members.contains(bob.publicKey.hex))
     }
 
+    /// 10.5's first checks, made by the node on the plaintext the mesh hands up unread: not the
+    /// join-request object, or a KeyPackage not signed by `pubkey`, is `key_package_invalid`;
+    /// a request for another group is `join_refused`.
+    func testNearbyRequestIsReadByTheNode() throws {
+        var rng = SplitMix64(seed: 0x1080)
+        let bob = Keys.generate(using: &rng), carol = Keys.generate(using: &rng)
+        let keyPackage = try Event.sign(kind: 30443, content: "kp", tags: [["d", "0"]], createdAt: 1_795_000_000, keys: bob, rng: &rng)
+        let group = String(repeating: "ab", count: 32)
+        let request = JoinRequest(groupID: group, pubkey: bob.publicKey, keyPackage: keyPackage, name: "Bob")
+        XCTAssertEqual(try BurrowNode.readNearbyRequest(request.json, group: group), request)
+        func refusal(_ plaintext: [UInt8], group: String = group) -> NearbyRefusal? {
+            do throws(NearbyRefusal) {
+                _ = try BurrowNode.readNearbyRequest(plaintext, group: group)
+                return nil
+            } catch {
+                return error
+            }
+        }
+        XCTAssertEqual(refusal(Array("not json".utf8)), NearbyRefusal(.unreadable(.malformed("not a JSON object"))))
+        XCTAssertEqual(refusal(Array("not json".utf8))?.code, .keyPackageInvalid)
+        let claimed = JoinRequest(groupID: group, pubkey: carol.publicKey, keyPackage: keyPackage, name: nil)
+        XCTAssertEqual(refusal(claimed.json)?.code, .keyPackageInvalid, "a KeyPackage signed by another key than pubkey")
+        XCTAssertEqual(refusal(request.json, group: String(repeating: "cd", count: 32)), NearbyRefusal(.otherGroup))
+        XCTAssertEqual(refusal(request.json, group: String(repeating: "cd", count: 32))?.code, .joinRefused)
+    }
+
     // MARK: Finding 11: no key in errors and warnings
 
     /// `no_route` names no key: the user knows whom they wrote to, a log or a screenshot need not.

@@ -30,7 +30,7 @@ final class PigeonFuzzSmokeTests: XCTestCase {
         for (name, bytes) in zip(names, files) { _ = run(bytes, "seed \(name)") }
         for seed in generated { outcomes[seed.name] = run(seed.bytes, "generated \(seed.name)") }
         let pool = files + generated.map(\.bytes)
-        var rng = FuzzRNG(seedingFrom: Array(target.name.utf8))
+        var rng = SplitMix64(seedingFrom: Array(target.name.utf8))
         for i in 0..<mutations {
             let base = pool[Int(rng.next() % UInt64(pool.count))], other = pool[Int(rng.next() % UInt64(pool.count))]
             _ = run(ByteEdits.mutate(base, splicing: other, using: &rng), "mutation \(i)")

@@ -1,3 +1,4 @@
+import TestSupport
 import XCTest
 @testable import QRCode
 
@@ -39,12 +40,9 @@ final class KnownAnswerTests: XCTestCase {
     /// EC codewords are what make the codeword polynomial divisible by g(x): it vanishes at
     /// α^0 … α^(n−1). Checked for every block size the tables use.
     func testCodewordsVanishAtGeneratorRoots() {
-        var state: UInt64 = 0x9E37_79B9_7F4A_7C15
+        var rng = SplitMix64(seed: 0x9E37_79B9_7F4A_7C15)
         for n in Set(QRVersion.all.flatMap { v in levels.map { v.blockLayout($0).ecCodewordsPerBlock } }).sorted() {
-            let data = (0..<(20 + n)).map { _ -> UInt8 in
-                state = state &* 6_364_136_223_846_793_005 &+ 1_442_695_040_888_963_407
-                return UInt8(truncatingIfNeeded: state >> 56)
-            }
+            let data = (0..<(20 + n)).map { _ in UInt8.random(in: .min ... .max, using: &rng) }
             let codeword = data + ReedSolomon(ecCodewords: n).ecCodewords(for: data)
             for i in 0..<n {
                 let root = GF256.exp[i]

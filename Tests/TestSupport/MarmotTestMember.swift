@@ -22,3 +22,30 @@ public struct MarmotTestMember {
         return MarmotTestMember(keys: keys, bundle: bundle, event: try KeyPackageEvent.verify(event, now: now))
     }
 }
+
+/// The family most group tests start from: Alice creates "Family" with Bob and Carol, who join
+/// from their welcomes; each one's `MarmotGroup`, all at epoch 1.
+public struct MarmotTestFamily {
+    public struct WrongWelcomes: Error {}
+
+    public let alice: MarmotTestMember
+    public let bob: MarmotTestMember
+    public let carol: MarmotTestMember
+    public var a: MarmotGroup
+    public var b: MarmotGroup
+    public var c: MarmotGroup
+
+    /// Alice is the admin; with `bobIsAdmin`, Bob is one too.
+    public static func make(now: Int64, bobIsAdmin: Bool = false, using rng: inout some RandomNumberGenerator) throws -> MarmotTestFamily {
+        let alice = try MarmotTestMember.make(now: now, using: &rng)
+        let bob = try MarmotTestMember.make(now: now, using: &rng)
+        let carol = try MarmotTestMember.make(now: now, using: &rng)
+        let (a, welcomes) = try MarmotGroup.create(
+            creator: alice.publicKey, name: "Family", description: "", admins: bobIsAdmin ? [alice.publicKey, bob.publicKey] : [],
+            relays: [try RelayURL(MarmotTestMember.relay)], invitees: [bob.event, carol.event], now: now, using: &rng)
+        guard welcomes.map(\.recipient) == [bob.publicKey, carol.publicKey] else { throw WrongWelcomes() }
+        let b = try MarmotGroup.join(welcome: try WelcomeRumor.verify(welcomes[0].rumor), keyPackage: bob.bundle)
+        let c = try MarmotGroup.join(welcome: try WelcomeRumor.verify(welcomes[1].rumor), keyPackage: carol.bundle)
+        return MarmotTestFamily(alice: alice, bob: bob, carol: carol, a: a, b: b, c: c)
+    }
+}

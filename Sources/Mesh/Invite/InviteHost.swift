@@ -1,10 +1,11 @@
-import Marmot
 import Nostr
 
 /// The inviter's side of a nearby invite (10.5) as a state machine: join messages and time in,
-/// actions out. The Marmot add itself is the node's: on `.joinRequest` it checks the request
-/// against the group, commits the add, gift-wraps the welcome and calls `welcome(giftWrap:)`
-/// (or `refuse(_:)`).
+/// actions out. The join request and the Marmot add are the node's: on `.joinRequest` it reads
+/// the opened plaintext (Whistle's join-request object, 10.4) and checks it against the group,
+/// says it read it (`requestRead(from:)`), commits the add, gift-wraps the welcome and calls
+/// `welcome(giftWrap:to:now:)`; or it calls `refuse(_:peer:)`. The mesh carries the request as
+/// bytes and never decodes it.
 ///
 /// Rules: an invite allows 5 attempts; a hello opening one costs one; a repeated hello (same
 /// joiner, nonce and share) gets the same challenge free; a new hello from a joiner ends its
@@ -25,8 +26,11 @@ public struct InviteHost: Sendable {
         case beacon(payload: [UInt8])
         /// One attempt's progress, for `{"type":"join_attempt",…}` lines.
         case attempt(peer: MeshID, attemptsLeft: UInt8, result: String)
-        /// A request opened under the code: check it, commit the add, then `welcome(giftWrap:)`.
-        case joinRequest(JoinRequest, peer: MeshID)
+        /// A request opened under the code: its plaintext, unread. The node decodes and checks it
+        /// (10.5): one that is not the join-request object with a KeyPackage signed by its
+        /// `pubkey` gets `refuse(.keyPackageInvalid, …)`, one for another group
+        /// `refuse(.joinRefused, …)`; else `requestRead(from:)`, the add, then `welcome(…)`.
+        case joinRequest([UInt8], peer: MeshID)
         /// The joiner confirmed with join-done.
         case joined(peer: MeshID, status: JoinDoneStatus)
         /// The invite is over: `nil` after a welcome went out, else why.
@@ -147,10 +151,11 @@ public struct InviteHost: Sendable {
 
     // MARK: Messages
 
-    /// A join message addressed to this node by `sender` (a verified packet's sender).
-    public mutating func receive(_ message: JoinMessage, from sender: MeshID, now: UInt64) -> [Action] {
-        var rng = SystemRandomNumberGenerator()
-        return receive(message, from: sender, now: now, scalar: { CPace.Scalar.random(using: &rng) })
+    /// A join message addressed to this node by `sender` (a verified packet's sender); a hello
+    /// that opens an attempt draws its scalar from `rng`.
+    public mutating func receive<R: RandomNumberGenerator>(_ message: JoinMessage, from sender: MeshID, now: UInt64,
+                                                           using rng: inout R) -> [Action] {
+        receive(message, from: sender, now: now, scalar: { CPace.Scalar.random(using: &rng) })
     }
 
     /// As `receive`, with the scalar for a new attempt from `scalar` (vectors fix it).
@@ -228,18 +233,15 @@ public struct InviteHost: Sendable {
                     .attempt(peer: peer, attemptsLeft: attemptsLeft, result: MeshError.wrongCode.rawValue)]
                 + (closeIfSpent() ?? [])
         }
-        let request: JoinRequest
-        do throws(MeshError) {
-            request = try JoinRequest.meshDecode(plaintext)
-            guard request.groupID == groupID else { throw .joinRefused }
-        } catch {
-            attempts[peer] = nil
-            let code: JoinErrorCode = error == .joinRefused ? .joinRefused : .keyPackageInvalid
-            return [self.errorMessage(code, nonce: nonce, to: peer),
-                    .attempt(peer: peer, attemptsLeft: attemptsLeft, result: code.error.rawValue)] + (closeIfSpent() ?? [])
-        }
         attempts[peer]?.requestPending = true
-        return [.joinRequest(request, peer: peer), .attempt(peer: peer, attemptsLeft: attemptsLeft, result: "request")]
+        return [.joinRequest(plaintext, peer: peer)]
+    }
+
+    /// The node read the request handed up by `.joinRequest` as a join request for this group:
+    /// the attempt reports `request`. The add follows, then `welcome(…)` or `refuse(…)`.
+    public func requestRead(from peer: MeshID) -> [Action] {
+        guard case .open = phase, let attempt = attempts[peer], attempt.requestPending else { return [] }
+        return [.attempt(peer: peer, attemptsLeft: attemptsLeft, result: "request")]
     }
 
     /// The node committed the add: seal the gift-wrapped welcome (its JSON) to the joiner,

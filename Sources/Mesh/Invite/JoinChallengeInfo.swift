@@ -1,4 +1,3 @@
-import Marmot
 import Nostr
 
 /// The challenge plaintext (10.4): `{"groupId": MLS group id hex, "name": group name}`.
@@ -20,22 +19,5 @@ public struct JoinChallengeInfo: Sendable, Hashable {
               let name = value["name"]?.stringValue
         else { throw .badPayload }
         return JoinChallengeInfo(groupID: groupID, name: name)
-    }
-}
-
-/// The join request itself (10.4) is Whistle's kind-1080 object, shared with the relay path:
-/// its codec lives in Marmot (`JoinRequest`); the mesh only names its refusals.
-extension JoinRequest {
-    /// Decodes a sealed request's plaintext: its shape (`bad_payload`), then its KeyPackage
-    /// envelope (`key_package_invalid`).
-    static func meshDecode(_ bytes: [UInt8]) throws(MeshError) -> JoinRequest {
-        do throws(JoinRequestError) {
-            return try JoinRequest.decode(bytes)
-        } catch {
-            switch error {
-            case .malformed: throw .badPayload
-            default: throw .keyPackageInvalid
-            }
-        }
     }
 }

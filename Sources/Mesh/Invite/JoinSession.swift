@@ -1,9 +1,9 @@
-import Marmot
 import Nostr
 
 /// The joiner's side of a nearby invite (10.6) for one beacon. The node gives it the code the
-/// user typed and the KeyPackage event to send; it answers with `.welcome(giftWrap)` when the
-/// inviter's welcome arrives, and the node reports back with `welcomeProcessed`.
+/// user typed, then, once the challenge names the group, the join request to send (Whistle's
+/// object, 10.4, as bytes: the mesh never decodes it); it answers with `.welcome(giftWrap)` when
+/// the inviter's welcome arrives, and the node reports back with `welcomeProcessed`.
 ///
 /// Rules: resend the hello every 5 s, 4 sends at most, then `timeout`; a challenge that does
 /// not open stops the attempt with `wrong_code` and sends nothing more (after 3 wrong codes on
@@ -18,7 +18,8 @@ public struct JoinSession: Sendable {
 
     public enum Action: Sendable {
         case send(type: PacketType, recipient: MeshID, payload: [UInt8])
-        /// The challenge opened: the code was right; the group is `info`.
+        /// The challenge opened: the code was right; the group is `info`. The node answers with
+        /// `request(_:now:)`: the join request for `info.groupID` with the KeyPackage `keyPackageID`.
         case challengeOpened(JoinChallengeInfo)
         /// The welcome gift wrap (kind 1059, verified): the node unwraps it, checks that its
         /// seal is by `inviter` and that the welcome's `e` tag names `keyPackageID`
@@ -31,6 +32,8 @@ public struct JoinSession: Sendable {
     enum Phase: Sendable {
         case idle
         case hello(context: JoinContext, yb: [UInt8], scalar: CPace.Scalar, payload: [UInt8], sends: Int, lastSent: UInt64)
+        /// The challenge opened; the node's request comes next.
+        case opened(context: JoinContext, keys: JoinKeys)
         case requesting(context: JoinContext, keys: JoinKeys, payload: [UInt8], since: UInt64, lastSent: UInt64)
         case welcomed(context: JoinContext, keys: JoinKeys, done: [UInt8]?)
         case finished(MeshError?)
@@ -41,19 +44,16 @@ public struct JoinSession: Sendable {
     public let inviter: MeshID
     /// This node's mesh id (`J`); its mesh key must not rotate while the session is open.
     public let myID: MeshID
-    public let keyPackage: Event
-    public let pubkey: PublicKey
-    public let name: String?
+    /// The id of the KeyPackage event the request carries; the welcome must name it.
+    public let keyPackageID: EventID
     public private(set) var wrongCodes = 0
     private var phase: Phase = .idle
 
-    public init(beacon: InviteBeacon, inviter: MeshID, myID: MeshID, keyPackage: Event, pubkey: PublicKey, name: String? = nil) {
+    public init(beacon: InviteBeacon, inviter: MeshID, myID: MeshID, keyPackageID: EventID) {
         self.beacon = beacon
         self.inviter = inviter
         self.myID = myID
-        self.keyPackage = keyPackage
-        self.pubkey = pubkey
-        self.name = name
+        self.keyPackageID = keyPackageID
     }
 
     public var isOpen: Bool {
@@ -95,7 +95,7 @@ public struct JoinSession: Sendable {
             guard now >= lastSent &+ Self.requestInterval else { return [] }
             phase = .requesting(context: context, keys: keys, payload: payload, since: since, lastSent: now)
             return [.send(type: .joinRequest, recipient: inviter, payload: payload)]
-        case .idle, .welcomed, .finished:
+        case .idle, .opened, .welcomed, .finished:
             return []
         }
     }
@@ -118,14 +118,8 @@ public struct JoinSession: Sendable {
             guard let plaintext = keys.open(.challenge, sealed, ad: context.associatedData(.joinChallenge)),
                   let info = try? JoinChallengeInfo.decode(plaintext)
             else { return wrong() }
-            let request = JoinRequest(groupID: info.groupID, pubkey: pubkey, keyPackage: keyPackage, name: name)
-            guard let sealedRequest = try? keys.seal(.request, request.json, ad: context.associatedData(.joinRequest)) else {
-                return finish(.joinFailed)
-            }
-            let payload = JoinMessage(inviteID: beacon.inviteID, nonce: context.nonce, body: .request(sealed: sealedRequest)).payload
-            guard payload.count <= PacketType.joinRequest.maxPayload else { return finish(.keyPackageInvalid) }
-            phase = .requesting(context: context, keys: keys, payload: payload, since: now, lastSent: now)
-            return [.challengeOpened(info), .send(type: .joinRequest, recipient: inviter, payload: payload)]
+            phase = .opened(context: context, keys: keys)
+            return [.challengeOpened(info)]
 
         case (.requesting(let context, let keys, _, _, _), .welcome(let sealed)) where message.nonce == context.nonce:
             guard let plaintext = keys.open(.welcome, sealed, ad: context.associatedData(.joinWelcome)) else { return [] }
@@ -136,7 +130,7 @@ public struct JoinSession: Sendable {
                 return doneReply(.failed) + finish(.joinRefused)
             }
             phase = .welcomed(context: context, keys: keys, done: nil)
-            return [.welcome(giftWrap: giftWrap, inviter: beacon.inviter, keyPackageID: keyPackage.id)]
+            return [.welcome(giftWrap: giftWrap, inviter: beacon.inviter, keyPackageID: keyPackageID)]
 
         case (.welcomed(let context, _, let done), .welcome) where message.nonce == context.nonce:
             // Every join-welcome is answered with join-done (the first may have been lost).
@@ -144,6 +138,7 @@ public struct JoinSession: Sendable {
             return [.send(type: .joinDone, recipient: inviter, payload: done)]
 
         case (.hello(let context, _, _, _, _, _), .error(let code)) where message.nonce == context.nonce,
+             (.opened(let context, _), .error(let code)) where message.nonce == context.nonce,
              (.requesting(let context, _, _, _, _), .error(let code)) where message.nonce == context.nonce:
             let error = JoinErrorCode(rawValue: code)?.error ?? .joinFailed
             if error == .wrongCode { wrongCodes += 1 }
@@ -158,7 +153,21 @@ public struct JoinSession: Sendable {
     /// beacon's inviter and its `e` tag naming the KeyPackage sent (10.6).
     public func welcomeMatches(_ gift: UnwrappedGift) -> Bool {
         gift.seal.pubkey == beacon.inviter
-            && gift.rumor.tags.contains { $0.count >= 2 && $0[0] == "e" && $0[1] == keyPackage.id.hex }
+            && gift.rumor.tags.contains { $0.count >= 2 && $0[0] == "e" && $0[1] == keyPackageID.hex }
+    }
+
+    /// The join request for the group `.challengeOpened` named, as the node built it: sealed under
+    /// `k_request` and sent, then resent every 10 s while the welcome is awaited. One too large
+    /// for a join-request packet ends the attempt (`key_package_invalid`).
+    public mutating func request(_ plaintext: [UInt8], now: UInt64) -> [Action] {
+        guard case .opened(let context, let keys) = phase else { return [] }
+        guard let sealed = try? keys.seal(.request, plaintext, ad: context.associatedData(.joinRequest)) else {
+            return finish(.joinFailed)
+        }
+        let payload = JoinMessage(inviteID: beacon.inviteID, nonce: context.nonce, body: .request(sealed: sealed)).payload
+        guard payload.count <= PacketType.joinRequest.maxPayload else { return finish(.keyPackageInvalid) }
+        phase = .requesting(context: context, keys: keys, payload: payload, since: now, lastSent: now)
+        return [.send(type: .joinRequest, recipient: inviter, payload: payload)]
     }
 
     /// The node processed the welcome: answer join-done with `status` and finish (`failed`

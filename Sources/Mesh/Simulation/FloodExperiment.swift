@@ -1,4 +1,5 @@
 import Nostr
+import SeededRandom
 
 /// The storm-bound measurement of section 7.2, as a function `burrow-bench` can print: floods
 /// of one nostr-event packet over random geometric graphs, counting packet transmissions (one
@@ -38,9 +39,9 @@ public enum FloodExperiment {
     public static func run(graphs: Int = 20, nodes: Int = 50, meanDegree: Double = 6.5, seed: UInt64 = 7) -> Result {
         var result = Result()
         guard nodes >= 2, graphs >= 1, meanDegree > 0 else { return result }
-        var rng = MeshSplitMix64(seed: seed)
+        var rng = SplitMix64(seed: seed)
         let start: UInt64 = 1_767_225_600_000
-        var eventRNG = MeshSplitMix64(seed: seed ^ 0x5EED)
+        var eventRNG = SplitMix64(seed: seed ^ 0x5EED)
         let keys = Keys.generate(using: &eventRNG)
         for g in 0..<graphs {
             let topology = Topology.randomGeometric(nodeCount: nodes, meanDegree: meanDegree, using: &rng)

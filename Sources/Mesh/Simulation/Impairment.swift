@@ -1,3 +1,5 @@
+import SeededRandom
+
 /// The loopback radio's sender-side impairment (11.2): `loss=P,dup=P,delay=MIN-MAX,seed=N`.
 /// SplitMix64 seeded with N, `u = (next >> 11) / 2^53`. Per datagram: draw u, drop if u < loss
 /// (no further draws); draw u, two copies if u < dup; per copy draw u, delay
@@ -8,14 +10,14 @@ public struct UDPImpairment: Sendable, Equatable {
     public let duplication: Double
     public let delay: ClosedRange<UInt64>
     public let seed: UInt64
-    private var rng: MeshSplitMix64
+    private var rng: SplitMix64
 
     public init(loss: Double = 0, duplication: Double = 0, delay: ClosedRange<UInt64> = 0...0, seed: UInt64 = 0) {
         self.loss = loss
         self.duplication = duplication
         self.delay = delay
         self.seed = seed
-        rng = MeshSplitMix64(seed: seed)
+        rng = SplitMix64(seed: seed)
     }
 
     /// Parses `--mesh-impair`; `invalid_argument` for anything else (probabilities in [0, 1]).

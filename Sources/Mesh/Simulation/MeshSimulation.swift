@@ -1,10 +1,11 @@
 import Nostr
+import SeededRandom
 
 /// An in-process radio (11.3): N routers joined by a topology, with per-link MTU, seeded loss,
 /// duplication, latency (hence reordering), scheduled partitions and a virtual clock. Every
 /// frame goes through the real router code; only the air is simulated.
 public struct MeshSimulation: Sendable {
-    public typealias Router = MeshRouter<MeshSplitMix64>
+    public typealias Router = MeshRouter<SplitMix64>
 
     public struct Impairment: Sendable {
         /// Probability that a frame is lost on a link.
@@ -57,7 +58,7 @@ public struct MeshSimulation: Sendable {
     /// Connections a router closed (`MeshAction.close`), in order: the node and the edge.
     public private(set) var closes: [(node: Int, edge: Int)] = []
 
-    var air: MeshSplitMix64
+    var air: SplitMix64
     var queue: [(time: UInt64, seq: UInt64, event: Event)] = []
     var sequence: UInt64 = 0
     var wakeAt: [UInt64?]
@@ -72,12 +73,12 @@ public struct MeshSimulation: Sendable {
         self.topology = topology
         self.impairment = impairment
         now = start
-        air = MeshSplitMix64(seed: seed ^ 0xA5A5_A5A5_5A5A_5A5A)
-        var keys = MeshSplitMix64(seed: seed)
+        air = SplitMix64(seed: seed ^ 0xA5A5_A5A5_5A5A_5A5A)
+        var keys = SplitMix64(seed: seed)
         routers = (0..<topology.nodeCount).map { i in
             let identity = MeshIdentity(now: start, using: &keys)
             return Router(identity: identity, configuration: configuration, now: start,
-                          random: MeshSplitMix64(seed: seed &+ UInt64(i) &* 0x9E37_79B9))
+                          random: SplitMix64(seed: seed &+ UInt64(i) &* 0x9E37_79B9))
         }
         wakeAt = Array(repeating: nil, count: topology.nodeCount)
         for (index, edge) in topology.edges.enumerated() {

@@ -1,3 +1,5 @@
+import SeededRandom
+
 /// A mesh topology: nodes and undirected edges, each edge one link at both ends.
 public struct Topology: Sendable {
     public struct Edge: Sendable, Hashable {
@@ -54,7 +56,7 @@ public struct Topology: Sendable {
     /// edge between points closer than the radius giving `meanDegree` on average (ignoring the
     /// border). Redrawn until connected (up to 1000 draws).
     public static func randomGeometric(
-        nodeCount: Int, meanDegree: Double, mtu: Int = 185, using rng: inout MeshSplitMix64
+        nodeCount: Int, meanDegree: Double, mtu: Int = 185, using rng: inout SplitMix64
     ) -> Topology {
         guard nodeCount >= 2, meanDegree > 0 else { return Topology(nodeCount: max(nodeCount, 0), edges: []) }
         // Points near the border have fewer neighbours; 1.10 compensates roughly for 50 nodes.

@@ -110,7 +110,7 @@ extension BurrowNode {
             case .delivery(let delivery):
                 guard case .join(let message) = delivery.content, message.inviteID == inviteID,
                       delivery.packet.recipient == host.myID else { continue }
-                queue += host.receive(message, from: delivery.packet.sender, now: now)
+                queue += host.receive(message, from: delivery.packet.sender, now: now, using: &rng)
             }
             while !queue.isEmpty {
                 let action = queue.removeFirst()
@@ -121,8 +121,10 @@ extension BurrowNode {
                     _ = try? await mesh.send(type: .inviteBeacon, recipient: nil, payload: payload)
                 case .attempt(let peer, let left, let result):
                     progress(.attempt(peer: peer.hex, attemptsLeft: Int(left), result: result))
-                case .joinRequest(let request, let peer):
+                case .joinRequest(let plaintext, let peer):
                     do {
+                        let request = try Self.readNearbyRequest(plaintext, group: groupHex)
+                        queue += host.requestRead(from: peer)
                         let (wrap, view) = try await NodeMailbox.exclusively { try await self.admitNearby(request, to: id, timeout: timeout) }
                         admitted = (request.pubkey, request.name, view)
                         queue += host.welcome(giftWrap: Array(wrap.jsonString.utf8), to: peer, now: MeshService.now())
@@ -147,6 +149,20 @@ extension BurrowNode {
             }
         }
         throw MeshNodeError.meshOff("the mesh stopped while the invite was open")
+    }
+
+    /// Reads the plaintext of a request that opened under the code (10.5's first checks): Whistle's
+    /// join-request object whose KeyPackage is a 443/30443 event signed by its `pubkey`
+    /// (`key_package_invalid`), for the invite's group (`join_refused`). The mesh hands it up unread.
+    static func readNearbyRequest(_ plaintext: [UInt8], group: String) throws(NearbyRefusal) -> JoinRequest {
+        let request: JoinRequest
+        do throws(JoinRequestError) {
+            request = try JoinRequest.decode(plaintext)
+        } catch {
+            throw NearbyRefusal(.unreadable(error))
+        }
+        guard request.groupID == group else { throw NearbyRefusal(.otherGroup) }
+        return request
     }
 
     /// Checks a request that opened under the code and adds its KeyPackage (10.5): online the

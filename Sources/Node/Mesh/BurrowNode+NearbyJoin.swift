@@ -92,8 +92,7 @@ extension BurrowNode {
         guard let chosen else { throw MeshNodeError.meshOff("the mesh stopped") }
 
         let keyPackage = try await NodeMailbox.exclusively { try self.stageKeyPackage() }
-        var session = JoinSession(beacon: chosen.beacon, inviter: chosen.peer, myID: mesh.meshID, keyPackage: keyPackage.keyPackage,
-                                  pubkey: publicKey)
+        var session = JoinSession(beacon: chosen.beacon, inviter: chosen.peer, myID: mesh.meshID, keyPackageID: keyPackage.keyPackage.id)
         var rng = SystemRandomNumberGenerator()
         var queue = session.attempt(code: code, now: MeshService.now(), using: &rng)
         var joined: (group: GroupView?, invite: InviteView?)?
@@ -102,8 +101,10 @@ extension BurrowNode {
                 switch queue.removeFirst() {
                 case .send(let type, let recipient, let payload):
                     _ = try? await mesh.send(type: type, recipient: recipient, payload: payload)
-                case .challengeOpened:
-                    break
+                case .challengeOpened(let info):
+                    // The request for the group the challenge named (10.4); the mesh only seals and sends it.
+                    let request = JoinRequest(groupID: info.groupID, pubkey: publicKey, keyPackage: keyPackage.keyPackage, name: nil)
+                    queue += session.request(request.json, now: MeshService.now())
                 case .welcome(let giftWrap, _, _):
                     do {
                         let unwrapped = try GiftWrap.unwrap(giftWrap, recipient: keys)

@@ -1,3 +1,4 @@
+import Marmot
 import Mesh
 
 /// Why the inviter refuses a nearby join request that opened under the code (Docs/protocols/mesh.md 10.5),
@@ -5,6 +6,9 @@ import Mesh
 /// the request: a refusal is logged, and logs carry no one's key.
 struct NearbyRefusal: Error, Equatable {
     enum Reason: Equatable, Sendable, CustomStringConvertible {
+        /// The plaintext is not Whistle's join-request object, or its KeyPackage is not a
+        /// 443/30443 event signed by its `pubkey` (the codec's refusal names the rule, not the input).
+        case unreadable(JoinRequestError)
         /// The request names another group than the invite's.
         case otherGroup
         /// The KeyPackage event breaks MIP-00 (or its signature, lifetime, ciphersuite…).
@@ -24,6 +28,7 @@ struct NearbyRefusal: Error, Equatable {
 
         var description: String {
             switch self {
+            case .unreadable(let error): return "not a join request with a KeyPackage by its pubkey: \(error)"
             case .otherGroup: return "the request names another group"
             case .keyPackageInvalid: return "the KeyPackage is not valid"
             case .notTheRequestersKeyPackage: return "the KeyPackage is not the requester's"
@@ -44,7 +49,7 @@ struct NearbyRefusal: Error, Equatable {
     var code: JoinErrorCode {
         switch reason {
         case .otherGroup, .notAdmin, .alreadyMember: return .joinRefused
-        case .keyPackageInvalid, .notTheRequestersKeyPackage: return .keyPackageInvalid
+        case .unreadable, .keyPackageInvalid, .notTheRequestersKeyPackage: return .keyPackageInvalid
         case .welcomeTooLarge: return .welcomeTooLarge
         case .noWelcome, .relaysRefused: return .joinFailed
         }

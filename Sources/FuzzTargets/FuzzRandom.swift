@@ -1,23 +1,13 @@
-/// SplitMix64: the only randomness inside the targets, seeded per input so every run of an
-/// input is the same run (a crash replays exactly). Not for production keys.
-public struct FuzzRNG: RandomNumberGenerator, Sendable {
-    private var state: UInt64
+import SeededRandom
 
-    public init(seed: UInt64) { state = seed }
-
+/// The targets' only randomness is `SplitMix64`, seeded per input so every run of an input is the
+/// same run (a crash replays exactly).
+extension SplitMix64 {
     /// Seeded from the input bytes (FNV-1a), so different inputs get different draws.
     public init(seedingFrom bytes: [UInt8]) {
         var hash: UInt64 = 0xCBF2_9CE4_8422_2325
         for byte in bytes { hash = (hash ^ UInt64(byte)) &* 0x100_0000_01B3 }
-        state = hash
-    }
-
-    public mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
+        self.init(seed: hash)
     }
 }
 
@@ -56,7 +46,7 @@ public enum ByteEdits {
     }
 
     /// One random mutation of `bytes` (1–4 edits), occasionally spliced with `other`.
-    public static func mutate(_ bytes: [UInt8], splicing other: [UInt8] = [], using rng: inout FuzzRNG) -> [UInt8] {
+    public static func mutate(_ bytes: [UInt8], splicing other: [UInt8] = [], using rng: inout SplitMix64) -> [UInt8] {
         var out = bytes
         for _ in 0...(Int(rng.next() % 4)) {
             let choice = rng.next() % 8
