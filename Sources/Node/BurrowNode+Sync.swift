@@ -576,7 +576,7 @@ extension BurrowNode {
         if let rejection = error as? PipelineRejection { return rejection.reason }
         // A NodeError's description is its message (see NodeError.swift).
         if let node = error as? NodeError { return node.description }
-        return String(describing: error)
+        return PlainWords.describe(error)
     }
 }
 

@@ -328,7 +328,7 @@ extension RouterTests {
     func testTheLargerMeshIDClosesTheNewerOfTwoConnectionsToOneNeighbour() throws {
         let (smaller, larger) = orderedKeys()
         var router = MeshRouter(identity: MeshIdentity(key: larger, now: now), configuration: quietConfiguration(), now: now,
-                                random: MeshSplitMix64(seed: 3))
+                                random: SplitMix64(seed: 3))
         let notify = LinkID(0), theirs = LinkID(7), ours = LinkID(8)
         router.linkUp(notify, mtu: 185, now: now)
         router.linkUp(theirs, mtu: 185, sendsOn: notify, now: now)  // the smaller connected to us
@@ -366,7 +366,7 @@ extension RouterTests {
     func testTheSmallerMeshIDKeepsBothConnections() throws {
         let (smaller, larger) = orderedKeys()
         var router = MeshRouter(identity: MeshIdentity(key: smaller, now: now), configuration: quietConfiguration(), now: now,
-                                random: MeshSplitMix64(seed: 4))
+                                random: SplitMix64(seed: 4))
         let notify = LinkID(0), theirs = LinkID(7), ours = LinkID(8)
         router.linkUp(notify, mtu: 185, now: now)
         router.linkUp(ours, mtu: 185, now: now)

@@ -185,7 +185,7 @@ final class SimulationTests: XCTestCase {
         XCTAssertEqual(simulation.routers[1].linkStatus.first?.peers.map(\.id), [ids[0]])
 
         // Both ways, on the link left.
-        var rng = MeshSplitMix64(seed: 23)
+        var rng = SplitMix64(seed: 23)
         let keys = Keys.generate(using: &rng)
         var sent: [(packet: Packet, from: Int)] = []
         for node in 0..<2 {

@@ -43,7 +43,7 @@ final class AdminBypassTests: NodeRelayTestCase {
 
         let before = try loaded(bob, view).mls.serialized()
         let report = try await bob.sync(timeout: timeout)
-        XCTAssertTrue(report.errors.contains { $0.reason.contains("credentialChanged") }, "\(report.errors)")
+        XCTAssertTrue(report.errors.contains { $0.reason.contains("credential changed") }, "\(report.errors)")
         XCTAssertEqual(try loaded(bob, view).mls.serialized(), before)
         XCTAssertEqual(try bob.group(view.mlsGroupID).admins, [alice.publicKey.hex])
         // The group goes on: Alice's next message reaches Bob.

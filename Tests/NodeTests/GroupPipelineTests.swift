@@ -88,7 +88,7 @@ final class GroupPipelineTests: XCTestCase {
         let output = try carolMLS.addMembers([dave.event.keyPackage], using: &rng)
         let secret = try f.c.mls.exporter(label: GroupEvent.exporterLabel, context: GroupEvent.exporterContext, length: 32)
         let forged = try GroupEvent.seal(message: output.commit, exporterSecret: secret, nostrGroupID: f.c.nostrGroupID.bytes, createdAt: now, rng: &rng)
-        XCTAssertTrue(reason(decide(forged, [candidate(f.a)]))?.contains("commitNotAuthorized") ?? false)
+        XCTAssertTrue(reason(decide(forged, [candidate(f.a)]))?.contains("commit not authorized") ?? false)
 
         // Our own proposal back from a relay (our own messages are recorded when sent).
         let own = try f.c.leaveProposal(now: now, using: &rng)
