@@ -317,6 +317,8 @@ enum Schema {
     /// second keep their sending order (issue 22).
     static let v10 = Migration(version: 10, statements: [
         "ALTER TABLE messages ADD COLUMN generation INTEGER NOT NULL DEFAULT 0",
+        // Our next message's generation counts our messages of the epoch: one index lookup.
+        "CREATE INDEX messages_by_sender_epoch ON messages (mls_group_id, epoch, sender)",
     ])
 
     static func currentVersion(_ connection: SQLiteConnection) throws -> Int {

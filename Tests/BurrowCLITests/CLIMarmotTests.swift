@@ -248,7 +248,9 @@ final class CLIMarmotTests: XCTestCase, @unchecked Sendable {
         let alice = try makeHome("alice")
         try alice.fails(["group", "show", "Nope"], "unknown_group")
         try alice.ok(["group", "create", "Twins"])
-        try alice.ok(["group", "create", "Twins"])
+        let second = try alice.ok(["group", "create", "Twins"])
+        XCTAssertTrue((second["warnings"] as? [String])?.contains { $0.hasPrefix("another group of yours is already called Twins") } ?? false,
+                      "\(second)")
         try alice.fails(["group", "show", "Twins"], "ambiguous_group")
         // Errors that say what to do next (issue 22, item 10): the candidates' ids, any case,
         // and a near name suggested.

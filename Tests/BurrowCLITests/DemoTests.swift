@@ -9,22 +9,10 @@ final class DemoTests: XCTestCase {
         let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
         let map = FileManager.default.temporaryDirectory.appendingPathComponent("burrow-demo-map-\(UUID().uuidString).svg")
         defer { try? FileManager.default.removeItem(at: map) }
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/bin/bash")
-        process.arguments = [root.appendingPathComponent("scripts/demo.sh").path]
-        process.currentDirectoryURL = root
-        var environment = ProcessInfo.processInfo.environment
-        environment["BURROW_BIN"] = BurrowProcess.binary.path
-        environment["DEMO_MAP"] = map.path
-        process.environment = environment
-        let output = Pipe()
-        process.standardOutput = output
-        process.standardError = output
-        try process.run()
-        let data = output.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        let transcript = String(decoding: data, as: UTF8.self)
-        XCTAssertEqual(process.terminationStatus, 0, transcript)
+        let (status, transcript) = try ShellScript.run(root.appendingPathComponent("scripts/demo.sh"),
+                                                       environment: ["BURROW_BIN": BurrowProcess.binary.path, "DEMO_MAP": map.path],
+                                                       directory: root)
+        XCTAssertEqual(status, 0, transcript)
         for line in ["Dad: I'll bring bread.", "Sam: Can I bring a friend?", "Sam asks to leave the group", "kid: left",
                      "members now: ['mum', 'dad']", "burrow run exited cleanly", "no process left running",
                      "gran: joined Family", "joined, confirmed True", "mum heard:  Gran is here!", "gran heard: Welcome, Gran",

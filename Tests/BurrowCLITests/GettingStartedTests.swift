@@ -8,22 +8,9 @@ import XCTest
 /// DM, the re-added member's old messages).
 final class GettingStartedTests: XCTestCase {
     func testTheGuideWorksAsWritten() throws {
-        let script = Fixtures.repositoryRoot.appendingPathComponent("scripts/getting-started.sh")
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/bin/bash")
-        process.arguments = [script.path, BurrowProcess.binary.deletingLastPathComponent().path]
-        var environment = ProcessInfo.processInfo.environment
-        environment.removeValue(forKey: "BURROW_PASSPHRASE")
-        environment.removeValue(forKey: "BURROW_HOME")
-        process.environment = environment
-        let output = Pipe()
-        process.standardOutput = output
-        process.standardError = output
-        try process.run()
-        let data = output.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        let transcript = String(decoding: data, as: UTF8.self)
-        XCTAssertEqual(process.terminationStatus, 0, "the guide's walk failed:\n\(transcript.suffix(3000))")
+        let (status, transcript) = try ShellScript.run(Fixtures.repositoryRoot.appendingPathComponent("scripts/getting-started.sh"),
+                                                       arguments: [BurrowProcess.binary.deletingLastPathComponent().path])
+        XCTAssertEqual(status, 0, "the guide's walk failed:\n\(transcript.suffix(3000))")
         let said = transcript.split(separator: "\n").filter { !$0.hasPrefix("+") }.map(String.init)
         func shows(_ text: String, _ why: String) { XCTAssertTrue(said.contains { $0.contains(text) }, "\(why): no line with \(text)") }
         shows("burrow 0.", "--version")

@@ -13,8 +13,8 @@ struct GroupCommand: AsyncParsableCommand {
     }
 
     /// For commands that bring others in: the group plus a `warnings` list (also on stderr).
-    static func outputWarning(_ view: GroupView, json: Bool) -> CommandOutput {
-        let warnings = [view.reachabilityWarning].compactMap { $0 }
+    static func outputWarning(_ view: GroupView, json: Bool, more: [String] = []) -> CommandOutput {
+        let warnings = [view.reachabilityWarning].compactMap { $0 } + more
         if !json { for warning in warnings { Console.err("warning: \(warning)") } }
         return CommandOutput(fields: [("group", MarmotOutput.group(view)), ("warnings", .array(warnings.map { .string($0) }))],
                              human: MarmotOutput.groupText(view))
@@ -31,10 +31,16 @@ struct GroupCommand: AsyncParsableCommand {
         func execute() async throws -> CommandOutput {
             let invitees = try KeyArgument.publicKeys(invites)
             let adminKeys = try KeyArgument.publicKeys(admins)
-            return GroupCommand.outputWarning(try await NodeOpener.with(globals) {
-                try await $0.createGroup(name: name, description: description, invitees: invitees, admins: adminKeys,
-                                         timeout: globals.timeoutDuration)
-            }, json: globals.json)
+            let (view, namesake) = try await NodeOpener.with(globals) { node in
+                let view = try await node.createGroup(name: name, description: description, invitees: invitees, admins: adminKeys,
+                                                      timeout: globals.timeoutDuration)
+                let namesake = try node.groups().contains { $0.mlsGroupID != view.mlsGroupID && $0.name.lowercased() == name.lowercased() }
+                return (view, namesake)
+            }
+            // Two groups of one name make every later `chat NAME` ambiguous: said at once.
+            let same = namesake ? ["another group of yours is already called \(name): use this one's id (\(view.nostrGroupID.prefix(12))) "
+                                   + "or `burrow group rename` to tell them apart"] : []
+            return GroupCommand.outputWarning(view, json: globals.json, more: same)
         }
     }
 
