@@ -55,6 +55,7 @@ extension BurrowNode {
         if !ids.isEmpty { filters.append(Filter(kinds: [MarmotKind.groupEvent], since: now - Self.groupEventMargin, tags: ["h": ids.sorted()])) }
         // New profiles of the people we show, so a name set while we run shows at once.
         let people = unique(peopleWeShow()).prefix(Self.liveProfileAuthors).map { $0 }
+        liveProfileAuthors = Set(people)
         filters.append(Filter(authors: people, kinds: [0], limit: people.count))
         return filters
     }
@@ -69,7 +70,7 @@ extension BurrowNode {
             report = await handleLiveGiftWraps([event], timeout: timeout)
         case 0:
             // Only the people we show (the filter asks for no one else; a relay may send more).
-            if peopleWeShow().contains(event.pubkey) {
+            if liveProfileAuthors.contains(event.pubkey) {
                 _ = try? store.transaction { try keepProfile(event, tx: $0) }
             }
         case MarmotKind.groupEvent:

@@ -43,12 +43,20 @@ public final class BurrowNode: Sendable {
         var held: [Event] = []
         /// The most group events a catch-up window held (tests check the bound).
         var largestCatchUpBatch = 0
+        /// The authors the live kind-0 filter asked for: the only profiles a live event may
+        /// store (a relay may send others; the set is not recomputed per event).
+        var profileAuthors: Set<PublicKey> = []
     }
 
     /// Live group events that could not be placed yet (`run` retries them as others arrive).
     var liveHeld: [Event] {
         get { live.withLock { $0.held } }
         set { live.withLock { $0.held = newValue } }
+    }
+
+    var liveProfileAuthors: Set<PublicKey> {
+        get { live.withLock { $0.profileAuthors } }
+        set { live.withLock { $0.profileAuthors = newValue } }
     }
 
     /// The most group events a catch-up window held (tests check the bound).
