@@ -54,13 +54,8 @@ extension BurrowNode {
     /// `view` with the invitees' names: their profiles are fetched as their KeyPackages were,
     /// so the one who invites sees names, not keys (a short wait; keys when none came).
     func namingInvitees(_ view: GroupView, _ invitees: [PublicKey], timeout: Duration) async -> GroupView {
-        await fetchProfiles(of: invitees, timeout: min(timeout, .seconds(3)))
-        var named = view
-        guard let id = try? Hex.decode(view.mlsGroupID) else { return view }
-        for key in invitees where named.memberNames[key.hex] == nil {
-            if let name = try? store.transaction({ try $0.memberNames.name(pubkey: key.bytes, mlsGroupID: id) }) { named.memberNames[key.hex] = name }
-        }
-        return named
+        await fetchProfiles(of: invitees, timeout: Self.profileWait(timeout))
+        return withStoredNames(view, for: invitees.map(\.hex))
     }
 
     /// Adds members to a group just brought up to date.

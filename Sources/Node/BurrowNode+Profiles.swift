@@ -136,14 +136,20 @@ extension BurrowNode {
         }) ?? [publicKey]
     }
 
-    /// Display names for `keys` in a group (its nickname, else the profile name), hex → name.
-    func displayNames(_ keys: [String], mlsGroupID: [UInt8], tx: StoreTransaction) throws -> [String: String] {
-        var names: [String: String] = [:]
-        for key in keys {
-            guard let bytes = try? Hex.decode(key, length: 32), let name = try tx.memberNames.name(pubkey: bytes, mlsGroupID: mlsGroupID)
-            else { continue }
-            names[key] = name
+    /// How long a command waits for profiles it fetches only to show names: a silent relay
+    /// must not hold up the answer.
+    static func profileWait(_ timeout: Duration) -> Duration { min(timeout, .seconds(3)) }
+
+    /// `view` with the stored display names (group nickname, else profile name) of those of
+    /// `keys` (hex) it has no name for yet.
+    func withStoredNames(_ view: GroupView, for keys: [String]) -> GroupView {
+        guard let id = try? Hex.decode(view.mlsGroupID) else { return view }
+        var named = view
+        for key in keys where named.memberNames[key] == nil {
+            if let bytes = try? Hex.decode(key), let name = try? store.transaction({ try $0.memberNames.name(pubkey: bytes, mlsGroupID: id) }) {
+                named.memberNames[key] = name
+            }
         }
-        return names
+        return named
     }
 }

@@ -29,15 +29,10 @@ extension BurrowNode {
             for key in view.joined where view.memberNames[key] == nil { if let k = try? PublicKey(hex: key) { unnamed.append(k) } }
         }
         guard !unnamed.isEmpty else { return }
-        await fetchProfiles(of: unnamed, timeout: min(timeout, .seconds(3)))
+        await fetchProfiles(of: unnamed, timeout: Self.profileWait(timeout))
         report.updates = report.updates.map { update in
-            guard case .group(var view) = update, let id = try? Hex.decode(view.mlsGroupID) else { return update }
-            for key in view.joined where view.memberNames[key] == nil {
-                if let bytes = try? Hex.decode(key), let name = try? store.transaction({ try $0.memberNames.name(pubkey: bytes, mlsGroupID: id) }) {
-                    view.memberNames[key] = name
-                }
-            }
-            return .group(view)
+            guard case .group(let view) = update else { return update }
+            return .group(withStoredNames(view, for: view.joined))
         }
     }
 

@@ -42,6 +42,16 @@ public enum BurrowProcess {
     /// Runs `burrow args…` (or `executable`) with `environment` added, optional stdin, and a
     /// hard time limit.
     @discardableResult
+    /// This process's environment without the user's passphrase and home (a child must get
+    /// them only from its arguments), plus `extra`.
+    public static func childEnvironment(_ extra: [String: String] = [:]) -> [String: String] {
+        var env = ProcessInfo.processInfo.environment
+        env.removeValue(forKey: "BURROW_PASSPHRASE")
+        env.removeValue(forKey: "BURROW_HOME")
+        for (key, value) in extra { env[key] = value }
+        return env
+    }
+
     public static func run(
         _ args: [String], environment: [String: String] = [:], stdin: String? = nil, timeout: TimeInterval = 60,
         executable: URL? = nil, directory: URL? = nil
@@ -50,11 +60,7 @@ public enum BurrowProcess {
         process.executableURL = executable ?? binary
         process.arguments = args
         if let directory { process.currentDirectoryURL = directory }
-        var env = ProcessInfo.processInfo.environment
-        env.removeValue(forKey: "BURROW_PASSPHRASE")
-        env.removeValue(forKey: "BURROW_HOME")
-        for (k, v) in environment { env[k] = v }
-        process.environment = env
+        process.environment = childEnvironment(environment)
         let out = Pipe(), err = Pipe(), input = Pipe()
         process.standardOutput = out
         process.standardError = err

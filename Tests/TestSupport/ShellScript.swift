@@ -9,11 +9,7 @@ public enum ShellScript {
         process.executableURL = URL(fileURLWithPath: "/bin/bash")
         process.arguments = [script.path] + arguments
         if let directory { process.currentDirectoryURL = directory }
-        var env = ProcessInfo.processInfo.environment
-        env.removeValue(forKey: "BURROW_PASSPHRASE")
-        env.removeValue(forKey: "BURROW_HOME")
-        for (key, value) in environment { env[key] = value }
-        process.environment = env
+        process.environment = BurrowProcess.childEnvironment(environment)
         let output = Pipe()
         process.standardOutput = output
         process.standardError = output
