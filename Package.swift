@@ -114,6 +114,26 @@ let package = Package(
             ],
             swiftSettings: swift6
         ),
+        // The control socket (`<home>/burrow.sock`): the frames and the server and client through which
+        // commands reach `burrow run`.
+        .target(
+            name: "Control",
+            dependencies: [
+                "Node", .product(name: "Logging", package: "swift-log"), .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+            ],
+            swiftSettings: swift6
+        ),
+        // `burrow run` as one swift-service-lifecycle ServiceGroup: the node, control socket, embedded relay,
+        // mesh and live loop as services with one shutdown path.
+        .target(
+            name: "NodeRuntime",
+            dependencies: [
+                "Node", "Control", "Mesh", "RelayServer", .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ],
+            swiftSettings: swift6
+        ),
         .target(
             name: "Conformance",
             dependencies: ["Nostr", "MLS", "Marmot", "Pigeon", "Mesh", "SeededRandom", .product(name: "Crypto", package: "swift-crypto")],
@@ -124,7 +144,7 @@ let package = Package(
         .target(
             name: "BurrowCLI",
             dependencies: [
-                "Node", "Conformance", "QRCode", "Marmot", "MLS", "Nostr", "Pigeon", "Mesh", "RelayServer",
+                "Node", "Control", "NodeRuntime", "Conformance", "QRCode", "Marmot", "MLS", "Nostr", "Pigeon", "Mesh",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             swiftSettings: swift6
@@ -193,6 +213,11 @@ let package = Package(
         .testTarget(
             name: "NodeTests",
             dependencies: ["TestSupport", "Node", "Store", "Marmot", "MLS", "Nostr", "Pigeon", .product(name: "Logging", package: "swift-log")],
+            swiftSettings: swift6
+        ),
+        .testTarget(
+            name: "ControlTests",
+            dependencies: ["TestSupport", "Control", "Node", "Store", .product(name: "Logging", package: "swift-log")],
             swiftSettings: swift6
         ),
         .executableTarget(name: "StoreProbe", dependencies: ["Store"], path: "Tests/StoreProbe", swiftSettings: swift6),

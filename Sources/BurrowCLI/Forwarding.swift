@@ -1,4 +1,5 @@
 import ArgumentParser
+import Control
 import Foundation
 import Node
 import Store
@@ -26,7 +27,7 @@ enum Forwarding {
             response = try await ControlClient.send(request, home: globals.homeURL, timeout: globals.timeoutDuration * 30 + .seconds(30)) { text in
                 FileHandle.standardOutput.write(Data(text.utf8))
             }
-        } catch NodeError.controlNotAnswering {
+        } catch ControlError.notAnswering {
             return nil
         }
         if !response.stdout.isEmpty { FileHandle.standardOutput.write(Data(response.stdout.utf8)) }

@@ -143,6 +143,14 @@ public final class PeerProcess: @unchecked Sendable {
         stderrPipe.fileHandleForReading.readabilityHandler = nil
     }
 
+    /// Sends `signal` and waits up to `timeout` for the process to end: its exit status, or
+    /// nil when it still runs (or was itself ended by a signal).
+    public func signalAndWait(_ signal: Int32, timeout: Duration) -> Int32? {
+        if process.isRunning { _ = Glibc.kill(process.processIdentifier, signal) }
+        guard waitForExit(timeout: timeout), process.terminationReason == .exit else { return nil }
+        return process.terminationStatus
+    }
+
     @discardableResult
     private func waitForExit(timeout: Duration) -> Bool {
         let deadline = ContinuousClock.now + timeout

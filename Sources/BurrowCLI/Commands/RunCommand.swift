@@ -1,8 +1,9 @@
 import ArgumentParser
+import Control
 import Foundation
 import Node
 import Nostr
-import RelayServer
+import NodeRuntime
 
 /// `burrow run`: stays connected, processes live, serves other commands over the home's
 /// control socket, and prints one line per event (JSON lines with `--json`).
@@ -42,56 +43,26 @@ struct RunCommand: AsyncRunnable {
     private func serve(_ meshSetup: MeshSetup) async throws {
         let home = globals.homeURL
         let node = try NodeOpener.open(globals)
-        let mailbox = NodeMailbox()
         let json = globals.json
-        let server: ControlServer
-        do {
-            server = try await ControlServer.start(home: home, mailbox: mailbox) { request in
-                await Forwarding.execute(request, node: node, home: home)
-            }
-        } catch {
-            node.close()
-            throw error
-        }
+        let options = NodeRuntime.Options(
+            live: LiveOptions(timeout: globals.timeoutDuration, selfUpdatePeriod: selfUpdatePeriod,
+                              maintenanceInterval: .milliseconds(Int64(maintenanceInterval * 1000))),
+            mesh: meshSetup, embeddedRelay: !noEmbeddedRelay, relayDataDirectory: relayData)
         let emit: @Sendable (NodeUpdate) -> Void = { update in
             Console.out(json ? MarmotOutput.update(update).serialized : TerminalText.sanitized(RunCommand.text(update)))
         }
-        let relay: RunningRelay?
-        do { relay = noEmbeddedRelay ? nil : try await EmbeddedRelay.startIfNeeded(relays: try node.relays(), dataDirectory: relayData) } catch {
-            await server.close()
-            node.close()
-            throw error
-        }
-        emit(.ready(pubkey: node.publicKey.hex, socket: server.socketPath, embeddedRelay: relay?.url))
-        // An explicit mesh that cannot start ends `run` with its error (Docs/protocols/mesh.md 12).
-        var mesh: MeshService?
-        if !meshSetup.isOff {
-            do { mesh = try await MeshStarter.start(meshSetup, node: node) } catch {
-                await server.close()
-                await relay?.close()
-                node.close()
-                throw error
+        try await NodeRuntime.run(node: node, options: options, handler: { request in
+            await Forwarding.execute(request, node: node, home: home)
+        }, announce: { announcement in
+            switch announcement {
+            case .ready(let pubkey, let socket, let relay):
+                emit(.ready(pubkey: pubkey, socket: socket, embeddedRelay: relay))
+            case .meshUp(let transport, let meshID):
+                let up: [(String, JSONOutput)] = [("type", .string("mesh")), ("state", .string("up")), ("transport", .string(transport)),
+                                                  ("mesh_id", .string(meshID))]
+                Console.out(json ? JSONOutput.object(up).serialized : "mesh up on \(transport) as \(meshID)")
             }
-            node.attachMesh(mesh)
-            if let mesh {
-                let up: [(String, JSONOutput)] = [("type", .string("mesh")), ("state", .string("up")), ("transport", .string(mesh.transport.name)),
-                                                  ("mesh_id", .string(mesh.meshID.hex))]
-                Console.out(json ? JSONOutput.object(up).serialized : "mesh up on \(mesh.transport.name) as \(mesh.meshID.hex)")
-            }
-        }
-        let options = LiveOptions(timeout: globals.timeoutDuration, selfUpdatePeriod: selfUpdatePeriod,
-                                  maintenanceInterval: .milliseconds(Int64(maintenanceInterval * 1000)))
-        let live = Task { try await node.runLive(mailbox: mailbox, options: options, emit: emit) }
-        let signals = SignalWatcher(signals: [SIGTERM, SIGINT]) { live.cancel() }
-        defer { signals.stop() }
-        let outcome = await live.result
-        node.attachMesh(nil)
-        await mesh?.stop()
-        await server.close()
-        await relay?.close()
-        await node.closeConnections()
-        node.close()
-        if case .failure(let error) = outcome, !(error is CancellationError) { throw error }
+        }, emit: emit)
     }
 
     static func text(_ update: NodeUpdate) -> String {
@@ -108,22 +79,4 @@ struct RunCommand: AsyncRunnable {
             return "running as \(npub), serving \(socket)" + (relay.map { ", embedded relay on \($0)" } ?? "")
         }
     }
-}
-
-/// Calls `handler` once for the first of `signals` (which are then ignored by default handling).
-/// `@unchecked Sendable`: `sources` is filled in `init` and only cancelled by `stop` after.
-final class SignalWatcher: @unchecked Sendable {
-    private var sources: [DispatchSourceSignal] = []
-
-    init(signals: [Int32], handler: @escaping @Sendable () -> Void) {
-        for number in signals {
-            signal(number, SIG_IGN)
-            let source = DispatchSource.makeSignalSource(signal: number, queue: .global())
-            source.setEventHandler(handler: handler)
-            source.resume()
-            sources.append(source)
-        }
-    }
-
-    func stop() { for source in sources { source.cancel() } }
 }

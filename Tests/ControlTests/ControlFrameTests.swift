@@ -1,5 +1,6 @@
 import Foundation
 import XCTest
+@testable import Control
 @_spi(StoreAccess) @testable import Node
 import TestSupport
 
@@ -14,9 +15,9 @@ final class ControlFrameTests: XCTestCase {
         return [UInt8(n >> 24), UInt8(n >> 16 & 0xff), UInt8(n >> 8 & 0xff), UInt8(n & 0xff)] + payload
     }
 
-    private func assertRequestError(_ bytes: [UInt8], _ expected: NodeError, file: StaticString = #filePath, line: UInt = #line) {
+    private func assertRequestError(_ bytes: [UInt8], _ expected: ControlError, file: StaticString = #filePath, line: UInt = #line) {
         XCTAssertThrowsError(try ControlRequest(frame: bytes), file: file, line: line) { error in
-            XCTAssertEqual(error as? NodeError, expected, "\(error)", file: file, line: line)
+            XCTAssertEqual(error as? ControlError, expected, "\(error)", file: file, line: line)
         }
     }
 
@@ -41,52 +42,52 @@ final class ControlFrameTests: XCTestCase {
     func testFramingErrorsAreTyped() throws {
         let good = try ControlRequest(args: ["whoami"], passphrase: secret).encodedFrame()
         let limit = ControlFrame.maximumRequestPayloadCount
-        assertRequestError([], .controlFrameTruncated(expected: 4, received: 0))
-        assertRequestError([0, 0], .controlFrameTruncated(expected: 4, received: 2))
-        assertRequestError(Array(good.dropLast()), .controlFrameTruncated(expected: good.count, received: good.count - 1))
-        assertRequestError([0, 0x10, 0, 1], .controlFrameTooLarge(announced: limit + 1, limit: limit))
-        assertRequestError([0xff, 0xff, 0xff, 0xff], .controlFrameTooLarge(announced: 0xffff_ffff, limit: limit))
-        assertRequestError(good + [0], .controlFrameMalformed("bytes follow the frame"))
+        assertRequestError([], .frameTruncated(expected: 4, received: 0))
+        assertRequestError([0, 0], .frameTruncated(expected: 4, received: 2))
+        assertRequestError(Array(good.dropLast()), .frameTruncated(expected: good.count, received: good.count - 1))
+        assertRequestError([0, 0x10, 0, 1], .frameTooLarge(announced: limit + 1, limit: limit))
+        assertRequestError([0xff, 0xff, 0xff, 0xff], .frameTooLarge(announced: 0xffff_ffff, limit: limit))
+        assertRequestError(good + [0], .frameMalformed("bytes follow the frame"))
         // A response may be larger than a request, but not without bound.
         let responseLimit = ControlFrame.maximumResponsePayloadCount
         XCTAssertThrowsError(try ControlResponse(frame: [0x04, 0, 0, 1])) { error in
-            XCTAssertEqual(error as? NodeError, .controlFrameTooLarge(announced: responseLimit + 1, limit: responseLimit))
+            XCTAssertEqual(error as? ControlError, .frameTooLarge(announced: responseLimit + 1, limit: responseLimit))
         }
         // Encoding refuses what decoding would refuse.
         let huge = ControlRequest(args: [String(repeating: "x", count: limit)], passphrase: [])
         XCTAssertThrowsError(try huge.encodedFrame()) { error in
-            guard case .controlFrameTooLarge(let announced, limit)? = error as? NodeError else { return XCTFail("\(error)") }
+            guard case .frameTooLarge(let announced, limit)? = error as? ControlError else { return XCTFail("\(error)") }
             XCTAssertGreaterThan(announced, limit)
         }
     }
 
     func testContentErrorsAreTyped() {
-        let shape = NodeError.controlFrameMalformed("the request is not UTF-8 JSON of the expected shape")
+        let shape = ControlError.frameMalformed("the request is not UTF-8 JSON of the expected shape")
         assertRequestError(frame(""), shape)
         assertRequestError(frame("not json"), shape)
         assertRequestError(frame(bytes: Array(#"{"version":1,"args":["a"#.utf8) + [0xff] + Array(#""],"passphrase":""}"#.utf8)), shape)  // not UTF-8
         assertRequestError(frame(#"{"version":1,"args":["\ud800"],"passphrase":""}"#), shape)  // a lone surrogate
-        assertRequestError(frame("[]"), .controlFrameMalformed("the request has the wrong type"))
-        assertRequestError(frame(#"{"version":1,"args":[]}"#), .controlFrameMalformed(#"the request lacks the field "passphrase""#))
+        assertRequestError(frame("[]"), .frameMalformed("the request has the wrong type"))
+        assertRequestError(frame(#"{"version":1,"args":[]}"#), .frameMalformed(#"the request lacks the field "passphrase""#))
         assertRequestError(frame(#"{"version":1,"args":[],"passphrase":"","extra":0}"#),
-                           .controlFrameMalformed(#"the request has an unknown field "extra""#))
+                           .frameMalformed(#"the request has an unknown field "extra""#))
         assertRequestError(frame(#"{"version":2,"args":[],"passphrase":""}"#),
-                           .controlFrameMalformed("the request has control protocol version 2, this build speaks 1"))
+                           .frameMalformed("the request has control protocol version 2, this build speaks 1"))
         assertRequestError(frame(#"{"version":1,"args":"whoami","passphrase":""}"#),
-                           .controlFrameMalformed(#"the field "args" of the request has the wrong type"#))
+                           .frameMalformed(#"the field "args" of the request has the wrong type"#))
         assertRequestError(frame(#"{"version":1,"args":[],"passphrase":null}"#),
-                           .controlFrameMalformed(#"the field "passphrase" of the request is null"#))
+                           .frameMalformed(#"the field "passphrase" of the request is null"#))
         assertRequestError(frame(#"{"version":1,"args":[],"passphrase":"*not base64*"}"#),
-                           .controlFrameMalformed(#"the field "passphrase" of the request is not base64"#))
+                           .frameMalformed(#"the field "passphrase" of the request is not base64"#))
         XCTAssertThrowsError(try ControlRequest(frame: frame(#"{"version":1,"args":[1],"passphrase":""}"#))) { error in
-            guard case .controlFrameMalformed(let why)? = error as? NodeError else { return XCTFail("\(error)") }
+            guard case .frameMalformed(let why)? = error as? ControlError else { return XCTFail("\(error)") }
             XCTAssertTrue(why.contains("args") && why.contains("wrong type"), why)
         }
         XCTAssertThrowsError(try ControlResponse(frame: frame(#"{"version":1,"exit_code":2147483648,"stdout":"","stderr":""}"#))) { error in
-            XCTAssertEqual(error as? NodeError, .controlFrameMalformed("the response is not UTF-8 JSON of the expected shape"))
+            XCTAssertEqual(error as? ControlError, .frameMalformed("the response is not UTF-8 JSON of the expected shape"))
         }
         XCTAssertThrowsError(try ControlResponse(frame: frame(#"{"version":1,"exit_code":0,"stdout":"","stderr":[]}"#))) { error in
-            XCTAssertEqual(error as? NodeError, .controlFrameMalformed(#"the field "stderr" of the response has the wrong type"#))
+            XCTAssertEqual(error as? ControlError, .frameMalformed(#"the field "stderr" of the response has the wrong type"#))
         }
     }
 
@@ -104,7 +105,7 @@ final class ControlFrameTests: XCTestCase {
         XCTAssertNoThrow(try reader.finish())
         XCTAssertNil(try reader.append([]))
         XCTAssertThrowsError(try reader.append([0])) { error in
-            XCTAssertEqual(error as? NodeError, .controlFrameMalformed("bytes follow the frame"))
+            XCTAssertEqual(error as? ControlError, .frameMalformed("bytes follow the frame"))
         }
     }
 
@@ -127,7 +128,7 @@ final class ControlFrameTests: XCTestCase {
             do {
                 _ = try ControlRequest(frame: bytes)
                 outcomes.decoded += 1
-            } catch is NodeError {
+            } catch is ControlError {
                 outcomes.errors += 1
             }
         }

@@ -12,10 +12,10 @@ public enum ControlFrame {
     /// An answer can be a long `messages` or `fetch` listing, so it may be larger.
     public static let maximumResponsePayloadCount = 64 << 20
 
-    /// Prefixes `payload` with its length; `controlFrameTooLarge` above `limit`.
+    /// Prefixes `payload` with its length; `frameTooLarge` above `limit`.
     static func encode(_ payload: [UInt8], limit: Int) throws -> [UInt8] {
         guard payload.count <= limit else {
-            throw NodeError.controlFrameTooLarge(announced: payload.count, limit: limit)
+            throw ControlError.frameTooLarge(announced: payload.count, limit: limit)
         }
         let n = UInt32(payload.count)
         var frame: [UInt8] = [UInt8(truncatingIfNeeded: n >> 24), UInt8(truncatingIfNeeded: n >> 16),
@@ -68,12 +68,12 @@ struct ControlFrameReader {
     }
 
     /// Takes the next bytes of the stream; returns the payload once the frame is complete.
-    /// Throws `controlFrameTooLarge` as soon as the prefix announces more than `limit`, and
-    /// `controlFrameMalformed` for any byte after the frame.
+    /// Throws `frameTooLarge` as soon as the prefix announces more than `limit`, and
+    /// `frameMalformed` for any byte after the frame.
     mutating func append<Bytes: Collection>(_ bytes: Bytes) throws -> [UInt8]? where Bytes.Element == UInt8 {
         var rest = ArraySlice(bytes)
         let payload = try take(&rest)
-        guard rest.isEmpty else { throw NodeError.controlFrameMalformed("bytes follow the frame") }
+        guard rest.isEmpty else { throw ControlError.frameMalformed("bytes follow the frame") }
         return payload
     }
 
@@ -83,7 +83,7 @@ struct ControlFrameReader {
         while true {
             switch state {
             case .complete:
-                guard rest.isEmpty else { throw NodeError.controlFrameMalformed("bytes follow the frame") }
+                guard rest.isEmpty else { throw ControlError.frameMalformed("bytes follow the frame") }
                 return nil
             case .header:
                 let take = min(ControlFrame.headerCount - buffered.count, rest.count)
@@ -91,7 +91,7 @@ struct ControlFrameReader {
                 rest = rest.dropFirst(take)
                 guard buffered.count == ControlFrame.headerCount else { return nil }
                 let count = buffered.reduce(0) { $0 << 8 | Int($1) }
-                guard count <= limit else { throw NodeError.controlFrameTooLarge(announced: count, limit: limit) }
+                guard count <= limit else { throw ControlError.frameTooLarge(announced: count, limit: limit) }
                 buffered.removeAll(keepingCapacity: false)
                 buffered.reserveCapacity(count)
                 state = .payload(count: count)
@@ -107,15 +107,15 @@ struct ControlFrameReader {
         }
     }
 
-    /// The stream ended: throws `controlFrameTruncated` unless the frame was complete.
+    /// The stream ended: throws `frameTruncated` unless the frame was complete.
     func finish() throws {
         switch state {
         case .complete:
             return
         case .header:
-            throw NodeError.controlFrameTruncated(expected: ControlFrame.headerCount, received: buffered.count)
+            throw ControlError.frameTruncated(expected: ControlFrame.headerCount, received: buffered.count)
         case .payload(let count):
-            throw NodeError.controlFrameTruncated(expected: ControlFrame.headerCount + count,
+            throw ControlError.frameTruncated(expected: ControlFrame.headerCount + count,
                                                   received: ControlFrame.headerCount + buffered.count)
         }
     }

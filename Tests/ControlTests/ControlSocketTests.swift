@@ -1,7 +1,9 @@
 import Foundation
 import Logging
 import Store
+import TestSupport
 import XCTest
+@testable import Control
 @_spi(StoreAccess) @testable import Node
 
 /// The control socket end to end: a real `ControlServer` on `<home>/burrow.sock`, real
@@ -194,12 +196,12 @@ final class ControlSocketTests: XCTestCase, @unchecked Sendable {
             return [0, 0, UInt8(payload.count >> 8), UInt8(payload.count & 0xff)] + payload
         }
         let cases: [(name: String, bytes: [UInt8], halfClose: Bool, reason: String)] = [
-            ("oversized", [0x7f, 0xff, 0xff, 0xff], false, NodeError.controlFrameTooLarge(announced: 0x7fff_ffff, limit: 1 << 20).description),
+            ("oversized", [0x7f, 0xff, 0xff, 0xff], false, ControlError.frameTooLarge(announced: 0x7fff_ffff, limit: 1 << 20).description),
             ("garbage", frame("GET / HTTP/1.1\r\n\r\n"), false, "the request is not UTF-8 JSON of the expected shape"),
             ("wrong shape", frame(#"{"version":1,"args":"whoami","passphrase":""}"#), false, #"the field "args" of the request has the wrong type"#),
             ("other version", frame(#"{"version":7,"args":[],"passphrase":""}"#), false, "control protocol version 7"),
             ("truncated", [0, 0, 0, 100] + Array(repeating: 0x20, count: 10), true,
-             NodeError.controlFrameTruncated(expected: 104, received: 14).description),
+             ControlError.frameTruncated(expected: 104, received: 14).description),
         ]
         for bad in cases {
             let fd = try RawUnixSocket.connect(socketPath)
@@ -256,7 +258,7 @@ final class ControlSocketTests: XCTestCase, @unchecked Sendable {
         await server.close()
         await server.close()
         XCTAssertNil(fileMode(socketPath))
-        await XCTAssertNodeError(.controlNotAnswering("nothing accepts on \(socketPath)")) { try await self.send(["ping"]) }
+        await XCTAssertThrowsExactly(ControlError.notAnswering("nothing accepts on \(socketPath)")) { try await self.send(["ping"]) }
         // The home can be served again.
         try await start(handler: Self.echo)
         let again = try await send(["again"])
@@ -270,7 +272,7 @@ final class ControlSocketTests: XCTestCase, @unchecked Sendable {
         close(try RawUnixSocket.listen(socketPath))
         XCTAssertTrue(isSocket(socketPath))
         let began = Date()
-        await XCTAssertNodeError(.controlNotAnswering("nothing accepts on \(socketPath)")) { try await self.send(["ping"]) }
+        await XCTAssertThrowsExactly(ControlError.notAnswering("nothing accepts on \(socketPath)")) { try await self.send(["ping"]) }
         XCTAssertLessThan(Date().timeIntervalSince(began), 5)
 
         try await start(handler: Self.echo)
@@ -283,7 +285,7 @@ final class ControlSocketTests: XCTestCase, @unchecked Sendable {
         let listener = try RawUnixSocket.listen(socketPath)
         defer { close(listener) }
         let before = ControlSocketFile.Identity(path: socketPath)
-        await XCTAssertNodeError(.controlSocketUnavailable("another process is listening on \(socketPath)")) {
+        await XCTAssertThrowsExactly(ControlError.socketUnavailable("another process is listening on \(socketPath)")) {
             try await ControlServer.start(home: self.home, handler: Self.echo)
         }
         XCTAssertNotNil(before)
@@ -293,7 +295,7 @@ final class ControlSocketTests: XCTestCase, @unchecked Sendable {
         defer { try? FileManager.default.removeItem(at: other) }
         let foreign = ControlServer.socketPath(home: other)
         try Data("not a socket".utf8).write(to: URL(fileURLWithPath: foreign))
-        await XCTAssertNodeError(.controlSocketUnavailable("\(foreign) exists and is not a socket")) {
+        await XCTAssertThrowsExactly(ControlError.socketUnavailable("\(foreign) exists and is not a socket")) {
             try await ControlServer.start(home: other, handler: Self.echo)
         }
         XCTAssertEqual(try String(contentsOfFile: foreign, encoding: .utf8), "not a socket")
@@ -305,8 +307,8 @@ final class ControlSocketTests: XCTestCase, @unchecked Sendable {
         try FileManager.default.createDirectory(at: deep, withIntermediateDirectories: true)
         let path = ControlServer.socketPath(home: deep)
         let why = "\(path) is \(path.utf8.count) bytes, longer than the 103 a Unix socket path may have"
-        await XCTAssertNodeError(.controlSocketUnavailable(why)) { try await ControlServer.start(home: deep, handler: Self.echo) }
-        await XCTAssertNodeError(.controlNotAnswering(why)) {
+        await XCTAssertThrowsExactly(ControlError.socketUnavailable(why)) { try await ControlServer.start(home: deep, handler: Self.echo) }
+        await XCTAssertThrowsExactly(ControlError.notAnswering(why)) {
             try await ControlClient.send(ControlRequest(args: [], passphrase: []), home: deep, timeout: .seconds(5))
         }
     }
@@ -315,10 +317,10 @@ final class ControlSocketTests: XCTestCase, @unchecked Sendable {
 
     func testClientWithoutAServerFailsQuickly() async throws {
         let began = Date()
-        await XCTAssertNodeError(.controlNotAnswering("nothing accepts on \(socketPath)")) { try await self.send(["ping"]) }
+        await XCTAssertThrowsExactly(ControlError.notAnswering("nothing accepts on \(socketPath)")) { try await self.send(["ping"]) }
         let missing = home.appendingPathComponent("no-such-home")
         let missingPath = ControlServer.socketPath(home: missing)
-        await XCTAssertNodeError(.controlNotAnswering("nothing accepts on \(missingPath)")) {
+        await XCTAssertThrowsExactly(ControlError.notAnswering("nothing accepts on \(missingPath)")) {
             try await ControlClient.send(ControlRequest(args: [], passphrase: []), home: missing, timeout: .seconds(20))
         }
         XCTAssertLessThan(Date().timeIntervalSince(began), 5)
@@ -331,7 +333,7 @@ final class ControlSocketTests: XCTestCase, @unchecked Sendable {
             return ControlResponse(exitCode: 0, stdout: "late", stderr: "")
         }
         let began = Date()
-        await XCTAssertNodeError(.timeout("the running node did not answer within 0.3 seconds")) {
+        await XCTAssertThrowsExactly(NodeError.timeout("the running node did not answer within 0.3 seconds")) {
             try await self.send(["slow"], timeout: .milliseconds(300))
         }
         XCTAssertLessThan(Date().timeIntervalSince(began), 10)
@@ -363,14 +365,14 @@ final class ControlSocketTests: XCTestCase, @unchecked Sendable {
         let closed = await eventually { server.isClosing }
         XCTAssertTrue(closed)
         // Nothing new is accepted any more (NIO removes the file as the listener closes)…
-        await XCTAssertNodeError(.controlNotAnswering("nothing accepts on \(socketPath)")) { try await self.send(["late"]) }
+        await XCTAssertThrowsExactly(ControlError.notAnswering("nothing accepts on \(socketPath)")) { try await self.send(["late"]) }
         // …but the request being handled still gets its answer.
         await gate.open()
         await closing.value
 
         let currentAnswer = try await current.value
         XCTAssertEqual(currentAnswer.stdout, "current")
-        await XCTAssertNodeError(.controlFrameTruncated(expected: 4, received: 0)) { try await queued.value }
+        await XCTAssertThrowsExactly(ControlError.frameTruncated(expected: 4, received: 0)) { try await queued.value }
         let started = await journal.started
         XCTAssertEqual(started, ["current"])
         XCTAssertNil(fileMode(socketPath))

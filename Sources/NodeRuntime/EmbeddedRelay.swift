@@ -6,11 +6,11 @@ import RelayServer
 /// The offline default: when the node's relays include the embedded relay's address and
 /// nothing listens there, `burrow run` serves it in-process (RelayServer), with its data in its
 /// own directory — never inside the encrypted home: it holds other people's events.
-enum EmbeddedRelay {
+public enum EmbeddedRelay {
     static let host = BurrowNode.embeddedRelayHost
     static let port = BurrowNode.embeddedRelayPort
 
-    static func startIfNeeded(relays: [String], dataDirectory: String?) async throws -> RunningRelay? {
+    public static func startIfNeeded(relays: [String], dataDirectory: String?) async throws -> RunningRelay? {
         guard relays.contains(BurrowNode.embeddedRelay), !isListening(host: host, port: port) else { return nil }
         var configuration = RelayServerConfiguration()
         configuration.host = host
@@ -24,13 +24,13 @@ enum EmbeddedRelay {
     }
 
     /// `$XDG_DATA_HOME/burrow-relay`, else `~/.local/share/burrow-relay`.
-    static var defaultDataDirectory: String {
+    public static var defaultDataDirectory: String {
         if let xdg = ProcessInfo.processInfo.environment["XDG_DATA_HOME"], !xdg.isEmpty { return xdg + "/burrow-relay" }
         return FileManager.default.homeDirectoryForCurrentUser.appendingPathComponent(".local/share/burrow-relay").path
     }
 
     /// Whether a TCP connection to host:port is accepted (a loopback connect answers at once).
-    static func isListening(host: String, port: Int) -> Bool {
+    public static func isListening(host: String, port: Int) -> Bool {
         let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         guard fd >= 0 else { return false }
         defer { close(fd) }

@@ -13,13 +13,13 @@ public struct ControlResponse: Equatable, Sendable {
         self.stderr = stderr
     }
 
-    /// The response as one length-prefixed frame; `controlFrameTooLarge` beyond
+    /// The response as one length-prefixed frame; `frameTooLarge` beyond
     /// `ControlFrame.maximumResponsePayloadCount`.
     public func encodedFrame() throws -> [UInt8] {
         try ControlFrame.encode(ControlJSON.encode(Wire(self)), limit: ControlFrame.maximumResponsePayloadCount)
     }
 
-    /// Decodes exactly one response frame (typed `controlFrame…` errors for anything else).
+    /// Decodes exactly one response frame (typed `frame…` errors for anything else).
     public init(frame: [UInt8]) throws {
         try self.init(payload: ControlFrame.decode(frame, limit: ControlFrame.maximumResponsePayloadCount))
     }

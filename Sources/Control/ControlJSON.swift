@@ -1,4 +1,5 @@
 import Foundation
+import Node
 
 /// The JSON side of control frames: objects with exactly the expected keys (unknown or missing
 /// keys are errors, so two builds that disagree on the shape say so instead of guessing), and
@@ -23,14 +24,14 @@ enum ControlJSON {
         let container = try decoder.container(keyedBy: Key.self)
         let present = Set(container.allKeys.map(\.stringValue)).subtracting(optional)
         if let unknown = present.subtracting(expected).sorted().first {
-            throw NodeError.controlFrameMalformed("the \(what) has an unknown field \"\(unknown)\"")
+            throw ControlError.frameMalformed("the \(what) has an unknown field \"\(unknown)\"")
         }
         if let missing = expected.subtracting(present).sorted().first {
-            throw NodeError.controlFrameMalformed("the \(what) lacks the field \"\(missing)\"")
+            throw ControlError.frameMalformed("the \(what) lacks the field \"\(missing)\"")
         }
         let version = try container.decode(Int.self, forKey: Key("version"))
         guard version == Self.version else {
-            throw NodeError.controlFrameMalformed("the \(what) has control protocol version \(version), this build speaks \(Self.version)")
+            throw ControlError.frameMalformed("the \(what) has control protocol version \(version), this build speaks \(Self.version)")
         }
         return container
     }
@@ -45,17 +46,17 @@ enum ControlJSON {
         }
     }
 
-    /// Decodes `payload`, turning every failure into `controlFrameMalformed` that names at most
+    /// Decodes `payload`, turning every failure into `frameMalformed` that names at most
     /// the field involved (Foundation's own descriptions can quote the offending value).
     static func decode<T: Decodable>(_ type: T.Type, from payload: [UInt8], what: String) throws -> T {
         do {
             return try JSONDecoder().decode(type, from: Data(payload))
-        } catch let error as NodeError {
+        } catch let error as ControlError {
             throw error
         } catch let error as DecodingError {
-            throw NodeError.controlFrameMalformed(explain(error, what: what))
+            throw ControlError.frameMalformed(explain(error, what: what))
         } catch {
-            throw NodeError.controlFrameMalformed("the \(what) cannot be decoded")
+            throw ControlError.frameMalformed("the \(what) cannot be decoded")
         }
     }
 

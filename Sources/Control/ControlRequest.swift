@@ -22,13 +22,13 @@ public struct ControlRequest: Sendable {
         self.stdin = stdin
     }
 
-    /// The request as one length-prefixed frame; `controlFrameTooLarge` beyond
+    /// The request as one length-prefixed frame; `frameTooLarge` beyond
     /// `ControlFrame.maximumRequestPayloadCount`.
     public func encodedFrame() throws -> [UInt8] {
         try ControlFrame.encode(ControlJSON.encode(Wire(self)), limit: ControlFrame.maximumRequestPayloadCount)
     }
 
-    /// Decodes exactly one request frame (typed `controlFrame…` errors for anything else).
+    /// Decodes exactly one request frame (typed `frame…` errors for anything else).
     public init(frame: [UInt8]) throws {
         try self.init(payload: ControlFrame.decode(frame, limit: ControlFrame.maximumRequestPayloadCount))
     }
@@ -62,7 +62,7 @@ public struct ControlRequest: Sendable {
         private static func base64(_ c: KeyedDecodingContainer<ControlJSON.Key>, _ field: String) throws -> [UInt8] {
             let encoded = try c.decode(String.self, forKey: .init(field))
             guard let bytes = Data(base64Encoded: encoded) else {
-                throw NodeError.controlFrameMalformed("the field \"\(field)\" of the request is not base64")
+                throw ControlError.frameMalformed("the field \"\(field)\" of the request is not base64")
             }
             return Array(bytes)
         }

@@ -1,20 +1,9 @@
 import Foundation
 import Logging
+import TestSupport
 import XCTest
+@testable import Control
 @_spi(StoreAccess) @testable import Node
-
-/// A fresh short home (`/tmp/bw-XXXXXX`, mode 0700): Unix socket paths are limited to 103 bytes.
-func makeShortHome() throws -> URL {
-    var template = Array("/tmp/bw-XXXXXX".utf8CString)
-    guard let made = mkdtemp(&template) else { throw POSIXFailure(call: "mkdtemp", errno: errno) }
-    return URL(fileURLWithPath: String(cString: made), isDirectory: true)
-}
-
-struct POSIXFailure: Error, CustomStringConvertible {
-    let call: String
-    let errno: Int32
-    var description: String { "\(call) failed: errno \(errno)" }
-}
 
 /// Raw Unix-socket ends for what `ControlClient` never sends (garbage, half frames, stalls) and
 /// for a listener that is not a `ControlServer`.
@@ -168,13 +157,13 @@ final class CapturedLog: @unchecked Sendable {
     }
 }
 
-/// Asserts `body` throws exactly the NodeError `expected`.
-func XCTAssertNodeError<T>(_ expected: NodeError, _ body: () async throws -> T,
-                           file: StaticString = #filePath, line: UInt = #line) async {
+/// Asserts `body` throws exactly the error `expected`.
+func XCTAssertThrowsExactly<T, E: Error & Equatable>(_ expected: E, _ body: () async throws -> T,
+                                                    file: StaticString = #filePath, line: UInt = #line) async {
     do {
         let value = try await body()
         XCTFail("expected \(expected), got \(value)", file: file, line: line)
     } catch {
-        XCTAssertEqual(error as? NodeError, expected, "\(error)", file: file, line: line)
+        XCTAssertEqual(error as? E, expected, "\(error)", file: file, line: line)
     }
 }

@@ -1,6 +1,7 @@
 import Foundation
 import NIOCore
 import NIOPosix
+import Node
 
 /// The forwarding end of the control channel: a command that finds the home locked hands its
 /// command line to the `burrow run` that owns it and prints the answer.
@@ -8,12 +9,12 @@ public enum ControlClient {
     /// Sends `request` to the node serving `home` and waits at most `timeout` (connecting
     /// included) for its answer.
     ///
-    /// Throws `controlNotAnswering` when nothing accepts on `<home>/burrow.sock` (no socket
+    /// Throws `notAnswering` when nothing accepts on `<home>/burrow.sock` (no socket
     /// file, or a stale one): the CLI's `busy`. Throws `timeout` when no complete answer came in
-    /// time — the node may still run the command. Throws `controlFrameTruncated` when the node
+    /// time — the node may still run the command. Throws `frameTruncated` when the node
     /// closed the connection without a complete answer (it was shutting down, or refused the
-    /// request), `controlFrameTooLarge` for a request over the limit (before connecting) or an
-    /// answer over it, `controlFrameMalformed` for an answer that is not a response.
+    /// request), `frameTooLarge` for a request over the limit (before connecting) or an
+    /// answer over it, `frameMalformed` for an answer that is not a response.
     ///
     /// `progress` receives the command's progress output as it arrives; each piece of progress
     /// also restarts the `timeout` (the node is working, not stuck).
@@ -21,7 +22,7 @@ public enum ControlClient {
                             progress: (@Sendable (String) -> Void)? = nil) async throws -> ControlResponse {
         guard timeout > .zero else { throw NodeError.invalidInput("the control timeout must be positive") }
         let frame = try request.encodedFrame()
-        let path = try ControlSocketFile.checkedPath(home: home, error: NodeError.controlNotAnswering)
+        let path = try ControlSocketFile.checkedPath(home: home, error: ControlError.notAnswering)
         // One loop for the channel, its handler, the answer and the timer.
         let loop = MultiThreadedEventLoopGroup.singleton.next()
         let deadline = NIODeadline.now() + TimeAmount(timeout)
@@ -39,12 +40,12 @@ public enum ControlClient {
             // Settle the promise (NIO insists every promise is completed) on its loop.
             try? await loop.submit { reader.complete(.failure(error)) }.get()
             if ControlSocketFile.isNobodyListening(error) {
-                throw NodeError.controlNotAnswering("nothing accepts on \(path)")
+                throw ControlError.notAnswering("nothing accepts on \(path)")
             }
             if case ChannelError.connectTimeout? = error as? ChannelError {
                 throw NodeError.timeout("connecting to the running node on \(path) took longer than \(timeout)")
             }
-            throw NodeError.controlNotAnswering("connecting to \(path) failed: \(error)")
+            throw ControlError.notAnswering("connecting to \(path) failed: \(error)")
         }
 
         let expire: @Sendable () -> Void = {
@@ -104,7 +105,7 @@ final class ControlResponseHandler: ChannelInboundHandler, @unchecked Sendable {
                     progress?(frame.text)
                     restartTimer?()
                 case .response(let response):
-                    guard rest.isEmpty else { throw NodeError.controlFrameMalformed("bytes follow the answer") }
+                    guard rest.isEmpty else { throw ControlError.frameMalformed("bytes follow the answer") }
                     complete(.success(response))
                 }
             }

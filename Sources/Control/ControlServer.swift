@@ -2,6 +2,7 @@ import Foundation
 import Logging
 import NIOCore
 import NIOPosix
+import Node
 import Synchronization
 
 /// The running node's end of the control channel: a Unix socket at `<home>/burrow.sock`
@@ -38,7 +39,7 @@ public final class ControlServer: Sendable {
     /// Binds `<home>/burrow.sock` (mode 0600) and serves until `close`.
     ///
     /// A socket file left by a killed server (nobody accepts on it) is replaced; a live listener
-    /// or a file that is not a socket is left alone and `controlSocketUnavailable` thrown, as for
+    /// or a file that is not a socket is left alone and `socketUnavailable` thrown, as for
     /// a path too long for a Unix socket or a failed bind.
     ///
     /// - Parameters:
@@ -54,7 +55,7 @@ public final class ControlServer: Sendable {
         handler: @escaping Handler
     ) async throws -> ControlServer {
         let group = MultiThreadedEventLoopGroup.singleton
-        let path = try ControlSocketFile.checkedPath(home: home, error: NodeError.controlSocketUnavailable)
+        let path = try ControlSocketFile.checkedPath(home: home, error: ControlError.socketUnavailable)
         guard requestTimeout > .zero else { throw NodeError.invalidInput("the control request timeout must be positive") }
         let timeout = TimeAmount(requestTimeout)
         try await ControlSocketFile.clearStale(path: path, group: group)
@@ -75,7 +76,7 @@ public final class ControlServer: Sendable {
                 .get()
         } catch {
             await mailbox.close()
-            throw NodeError.controlSocketUnavailable("binding \(path) failed: \(error)")
+            throw ControlError.socketUnavailable("binding \(path) failed: \(error)")
         }
         // The home is 0700 already; the socket itself is narrowed before anyone is answered
         // (connecting to a Unix socket needs write permission on it).
@@ -84,7 +85,7 @@ public final class ControlServer: Sendable {
             try? await channel.close()
             unlink(path)
             await mailbox.close()
-            throw NodeError.controlSocketUnavailable("setting the mode of \(path) failed (errno \(e))")
+            throw ControlError.socketUnavailable("setting the mode of \(path) failed (errno \(e))")
         }
         logger.debug("control socket listening on \(path)")
         return ControlServer(socketPath: path, channel: channel, identity: ControlSocketFile.Identity(path: path),

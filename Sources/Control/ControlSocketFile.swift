@@ -15,7 +15,7 @@ enum ControlSocketFile {
     }
 
     /// `path` if it fits in a socket address, else `error` with the reason.
-    static func checkedPath(home: URL, error: (String) -> NodeError) throws -> String {
+    static func checkedPath(home: URL, error: (String) -> ControlError) throws -> String {
         let path = path(home: home)
         guard path.utf8.count <= maximumPathCount else {
             throw error("\(path) is \(path.utf8.count) bytes, longer than the \(maximumPathCount) a Unix socket path may have")
@@ -44,30 +44,30 @@ enum ControlSocketFile {
     }
 
     /// Makes `path` free for a new server: nothing there, or a stale socket, which is removed.
-    /// Throws `controlSocketUnavailable` for a live listener or anything that is not a socket.
+    /// Throws `socketUnavailable` for a live listener or anything that is not a socket.
     static func clearStale(path: String, group: EventLoopGroup) async throws {
         var st = stat()
         guard lstat(path, &st) == 0 else {
             if errno == ENOENT { return }
-            throw NodeError.controlSocketUnavailable("inspecting \(path) failed (errno \(errno))")
+            throw ControlError.socketUnavailable("inspecting \(path) failed (errno \(errno))")
         }
         guard (st.st_mode & S_IFMT) == S_IFSOCK else {
-            throw NodeError.controlSocketUnavailable("\(path) exists and is not a socket")
+            throw ControlError.socketUnavailable("\(path) exists and is not a socket")
         }
         do {
             let probe = try await ClientBootstrap(group: group)
                 .connectTimeout(.seconds(1))
                 .connect(unixDomainSocketPath: path).get()
             try? await probe.close()
-            throw NodeError.controlSocketUnavailable("another process is listening on \(path)")
-        } catch let error as NodeError {
+            throw ControlError.socketUnavailable("another process is listening on \(path)")
+        } catch let error as ControlError {
             throw error
         } catch where isNobodyListening(error) {
             guard unlink(path) == 0 || errno == ENOENT else {
-                throw NodeError.controlSocketUnavailable("removing the stale socket \(path) failed (errno \(errno))")
+                throw ControlError.socketUnavailable("removing the stale socket \(path) failed (errno \(errno))")
             }
         } catch {
-            throw NodeError.controlSocketUnavailable("probing \(path) failed: \(error)")
+            throw ControlError.socketUnavailable("probing \(path) failed: \(error)")
         }
     }
 }

@@ -1,5 +1,6 @@
 import Logging
 import NIOCore
+import Node
 
 /// One accepted control connection: read one request frame, queue it on the node's mailbox,
 /// write any progress the command sends, then the answer, close.
