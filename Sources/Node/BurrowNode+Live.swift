@@ -102,7 +102,7 @@ extension BurrowNode {
         // Mesh deliveries (events, DM frames) wait in a bounded inbox; the loop is woken once
         // per batch through the same queue as the relays' events.
         let meshInbox = LiveInbox<MeshDelivery>(capacity: Self.meshInboxCapacity)
-        let meshReader = mesh.map { mesh in
+        let meshReader = meshBridge.mesh.map { mesh in
             Task {
                 for await delivery in mesh.deliveries() {
                     switch delivery.content {
@@ -110,7 +110,7 @@ extension BurrowNode {
                     case .dm(let frame):
                         // Queued at once: a `dm send` holding the mailbox while it waits for a
                         // handshake answer steps it from there.
-                        self.enqueueMeshDM(frame, from: delivery.packet.sender)
+                        self.meshBridge.enqueueMeshDM(frame, from: delivery.packet.sender)
                     case .beacon, .join: continue
                     }
                     switch meshInbox.push(delivery) {
@@ -151,7 +151,7 @@ extension BurrowNode {
                     report.updates.forEach(emit)
                     // Our groups' events from relays within the hour go on to the mesh (8.4).
                     if event.kind == MarmotKind.groupEvent, event.createdAt >= Self.now() - Self.meshBridgeWindow {
-                        await carryOnMesh(event)
+                        await meshBridge.carryOnMesh(event)
                     }
                     if resubscribe { try await refreshSubscription() }
                 }

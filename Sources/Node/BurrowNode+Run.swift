@@ -16,8 +16,8 @@ extension BurrowNode {
     public func liveRelays() throws -> [String] {
         let ours = try relays()
         var urls = ours
-        let groups = try store.transaction { tx in try tx.groups.list().filter { $0.state == .active || $0.state == .leaving }.map { try LoadedGroup($0) } }
-        for group in groups { for url in relayURLs(for: group.group, ours: ours) where !urls.contains(url) { urls.append(url) } }
+        let readable = try store.transaction { tx in try tx.groups.readable().map { try LoadedGroup($0) } }
+        for group in readable { for url in groups.relayURLs(for: group.group, ours: ours) where !urls.contains(url) { urls.append(url) } }
         return urls
     }
 
@@ -29,10 +29,10 @@ extension BurrowNode {
             for key in view.joined where view.memberNames[key] == nil { if let k = try? PublicKey(hex: key) { unnamed.append(k) } }
         }
         guard !unnamed.isEmpty else { return }
-        await fetchProfiles(of: unnamed, timeout: Self.profileWait(timeout))
+        await profiles.fetchProfiles(of: unnamed, timeout: ProfileService.profileWait(timeout))
         report.updates = report.updates.map { update in
             guard case .group(let view) = update else { return update }
-            return .group(withStoredNames(view, for: view.joined))
+            return .group(profiles.withStoredNames(view, for: view.joined))
         }
     }
 
@@ -45,12 +45,12 @@ extension BurrowNode {
         let now = Self.now()
         var filters = [Filter(kinds: [Kind.giftWrap], since: now - Self.giftWrapMargin, tags: ["p": [publicKey.hex]])]
         let ids = try store.transaction { tx in
-            try tx.groups.list().filter { $0.state == .active || $0.state == .leaving }.map { Hex.encode($0.nostrGroupID) }
+            try tx.groups.readable().map { Hex.encode($0.nostrGroupID) }
         }
-        if !ids.isEmpty { filters.append(Filter(kinds: [MarmotKind.groupEvent], since: now - Self.groupEventMargin, tags: ["h": ids.sorted()])) }
+        if !ids.isEmpty { filters.append(Filter(kinds: [MarmotKind.groupEvent], since: now - GroupService.groupEventMargin, tags: ["h": ids.sorted()])) }
         // New profiles of the people we show, so a name set while we run shows at once.
-        let people = unique(peopleWeShow()).prefix(Self.liveProfileAuthors).map { $0 }
-        liveProfileAuthors = Set(people)
+        let people = groups.unique(profiles.peopleWeShow()).prefix(Self.liveProfileAuthors).map { $0 }
+        profiles.liveProfileAuthors = Set(people)
         filters.append(Filter(authors: people, kinds: [0], limit: people.count))
         return filters
     }
@@ -65,17 +65,17 @@ extension BurrowNode {
             report = await handleLiveGiftWraps([event], timeout: timeout)
         case 0:
             // Only the people we show (the filter asks for no one else; a relay may send more).
-            if liveProfileAuthors.contains(event.pubkey) {
-                _ = try? store.transaction { try keepProfile(event, tx: $0) }
+            if profiles.liveProfileAuthors.contains(event.pubkey) {
+                _ = try? store.transaction { try profiles.keepProfile(event, tx: $0) }
             }
         case MarmotKind.groupEvent:
             // A commit of ours whose OK was lost is settled first: the relays may hold it.
-            await recoverPendingCommits(timeout: timeout)
-            let (changed, held) = processGroupEvents(liveHeld + [event], report: &report, keepHeld: true)
-            liveHeld = Array(held.suffix(1000))
+            await groups.recoverPendingCommits(timeout: timeout)
+            let (changed, held) = groups.processGroupEvents(groups.liveHeld + [event], report: &report, keepHeld: true)
+            groups.liveHeld = Array(held.suffix(1000))
             resubscribe = !changed.isEmpty
-            await carryOutEffects(timeout: timeout, report: &report)
-            await flushOutbox(timeout: timeout)
+            await groups.carryOutEffects(timeout: timeout, report: &report)
+            await gateway.flushOutbox(timeout: timeout)
             await nameNewMembers(in: &report, timeout: timeout)
         default:
             break
@@ -89,8 +89,8 @@ extension BurrowNode {
     func handleLiveGiftWraps(_ events: [Event], timeout: Duration) async -> SyncReport {
         var report = SyncReport()
         for event in events { handleGiftWrap(event, report: &report) }
-        queueReceipts(for: report.updates[...])
-        liveSender.kick(self, deletions: report.settledWraps, timeout: timeout)
+        directMessages.queueReceipts(for: report.updates[...])
+        directMessages.liveSender.kick(directMessages, deletions: report.settledWraps, timeout: timeout)
         report.settledWraps = []
         return report
     }
@@ -103,13 +103,13 @@ extension BurrowNode {
         defer { truncateLog() }
         let now = Self.now()
         // Direct messages: lifetimes, queued messages, unanswered handshakes, unsent frames.
-        await advanceDMs(timeout: timeout)
+        await directMessages.advanceDMs(timeout: timeout)
         // A DM identity made after the mesh started (the first `contact card`) is addressed too.
-        mesh?.setDMIdentityKeys(meshDMIdentityKeys())
+        meshBridge.mesh?.setDMIdentityKeys(directMessages.meshDMIdentityKeys())
         do {
             let newest = try store.transaction { try $0.keyPackages.list().first }
             if newest == nil || newest?.consumedAt != nil || (newest?.notAfter ?? 0) - now < Self.keyPackageRenewalMargin {
-                _ = try await publishKeyPackage(timeout: timeout)
+                _ = try await groups.publishKeyPackage(timeout: timeout)
                 logger.info("published a fresh KeyPackage")
             }
         } catch {
@@ -121,7 +121,7 @@ extension BurrowNode {
               }) else { return report }
         for id in due {
             do {
-                let view = try await selfUpdate(Hex.encode(id), timeout: timeout)
+                let view = try await groups.selfUpdate(Hex.encode(id), timeout: timeout)
                 report.updates.append(.group(view))
             } catch {
                 logger.warning("scheduled self-update failed", metadata: ["error": "\(Self.describe(error))"])

@@ -5,13 +5,12 @@ import Nostr
 import Store
 import Synchronization
 
-/// The node: one identity, its encrypted store and its relays. Commands of the CLI are methods
-/// here; the CLI only parses, resolves the home and passphrase, and prints.
+/// The node: one identity, its encrypted store, and the services that own the rest — groups,
+/// direct messages, profiles, the mesh bridge and the relay gateway. The node itself opens the
+/// home, routes every inbound unit through one pipeline (`BurrowNode+Inbound`), syncs, and runs
+/// live; the CLI calls the services for commands and only parses, forwards and prints.
 ///
-/// Identity, relays and plain events here; the Marmot pipeline in the `BurrowNode+…` files;
-/// Pigeon DMs in `DirectMessages/`, the mesh in `Mesh/`.
-///
-/// Sendable: its own mutable state is behind a `Mutex`, and `store` serializes its
+/// Sendable: each service keeps its mutable state behind a `Mutex`, and `store` serializes its
 /// connection. Operations that change state still run one at a time — one command per process,
 /// or jobs of `burrow run`'s `NodeMailbox` — because an MLS epoch must have a single writer.
 public final class BurrowNode: Sendable {
@@ -21,55 +20,28 @@ public final class BurrowNode: Sendable {
     /// as the node does; programs go through the node.
     @_spi(StoreAccess) public let store: BurrowStore
     let logger: Logger
-    /// Relay connections kept for the length of a command (or of `run`).
-    let pools = PoolCache()
-    private let live = Mutex(LiveState())
-    /// The mesh `burrow run --mesh …` (or a nearby-invite command) brought up, if any.
-    let meshSlot = Mutex<MeshService?>(nil)
-    /// DM frames the mesh delivered, waiting for a mailbox job to step them (`drainMeshDMs`).
-    let meshDMQueue = Mutex<[MeshDMFrame]>([])
-    /// DM outbox rows the mesh already carried (it stores and forwards them), so a frame still
-    /// owed to the relays is not put on the air again at every flush.
-    let meshCarriedFrames = Mutex<Set<Int64>>([])
-    /// Mesh-received group events being passed on to relays (bounded, `MeshBridge`).
-    let meshBridge = MeshBridge()
-    /// `run`'s outbox flushes and mailbox deletions, outside the mailbox.
-    let liveSender = LiveSender()
-    /// The DM engine's state as last read or written.
-    let pigeonCache = PigeonStateCache()
-
-    private struct LiveState {
-        /// Live group events that could not be placed yet (`run` retries them as others arrive).
-        var held: [Event] = []
-        /// The most group events a catch-up window held (tests check the bound).
-        var largestCatchUpBatch = 0
-        /// The authors the live kind-0 filter asked for: the only profiles a live event may
-        /// store (a relay may send others; the set is not recomputed per event).
-        var profileAuthors: Set<PublicKey> = []
-    }
-
-    /// Live group events that could not be placed yet (`run` retries them as others arrive).
-    var liveHeld: [Event] {
-        get { live.withLock { $0.held } }
-        set { live.withLock { $0.held = newValue } }
-    }
-
-    var liveProfileAuthors: Set<PublicKey> {
-        get { live.withLock { $0.profileAuthors } }
-        set { live.withLock { $0.profileAuthors = newValue } }
-    }
-
-    /// The most group events a catch-up window held (tests check the bound).
-    var largestCatchUpBatch: Int {
-        get { live.withLock { $0.largestCatchUpBatch } }
-        set { live.withLock { $0.largestCatchUpBatch = newValue } }
-    }
+    /// The relays: pools, publishing, fetching, the outbox.
+    public let gateway: RelayGateway
+    /// People's names and profiles.
+    public let profiles: ProfileService
+    /// The mesh `run` brought up, and what crosses between it and the relays.
+    public let meshBridge: MeshBridgeService
+    /// Pigeon direct messages.
+    public let directMessages: DirectMessageService
+    /// Marmot groups.
+    public let groups: GroupService
 
     init(home: URL, store: BurrowStore, keys: Keys, logger: Logger) {
         self.home = home
         self.store = store
         self.keys = keys
         self.logger = logger
+        let context = NodeContext(home: home, keys: keys, store: store, logger: logger)
+        gateway = RelayGateway(context: context)
+        profiles = ProfileService(context: context, gateway: gateway)
+        meshBridge = MeshBridgeService(context: context, gateway: gateway)
+        directMessages = DirectMessageService(context: context, gateway: gateway, meshBridge: meshBridge)
+        groups = GroupService(context: context, gateway: gateway, profiles: profiles, meshBridge: meshBridge)
     }
 
     /// Creates the store and the identity (a fresh key, or `importing` one).

@@ -43,7 +43,7 @@ public enum NodeRuntime {
         let mailbox = NodeMailbox()
         var started = StartedComponents()
         started.push(name: "node") {
-            await node.closeConnections()
+            await node.gateway.closeConnections()
             node.close()
         }
         do {
@@ -57,11 +57,11 @@ public enum NodeRuntime {
                 announce(.ready(pubkey: node.publicKey.hex, socket: server.socketPath, embeddedRelay: nil))
             }
             if !options.mesh.isOff {
-                let mesh = try await MeshService.start(options.mesh, dmIdentityKeys: node.meshDMIdentityKeys(),
+                let mesh = try await MeshService.start(options.mesh, dmIdentityKeys: node.directMessages.meshDMIdentityKeys(),
                                                        logger: Logger(label: "burrow.mesh"))
-                node.attachMesh(mesh)
+                node.meshBridge.attachMesh(mesh)
                 started.push(name: "mesh") {
-                    node.attachMesh(nil)
+                    node.meshBridge.attachMesh(nil)
                     await mesh.stop()
                 }
                 announce(.meshUp(transport: mesh.transport.name, meshID: mesh.meshID.hex))

@@ -66,13 +66,13 @@ final class MarmotBenchParty {
     func addMember(_ keyPackageJSON: String, to id: MLSGroupID, now: Int64) throws -> Event {
         let invitee = try KeyPackageEvent.verify(UnverifiedEvent(json: keyPackageJSON).verified(), now: now)
         let publicKey = self.publicKey
-        let staged = try node.stageCommit(id) { group, now, rng in
+        let staged = try node.groups.stageCommit(id) { group, now, rng in
             try group.addMembers([invitee], committer: publicKey, now: now, using: &rng)
         }
         guard staged.pending.welcomes.count == 1 else {
             throw BenchFailure.check("the add commit made \(staged.pending.welcomes.count) welcomes")
         }
-        try node.confirmCommit(staged)
+        try node.groups.confirmCommit(staged)
         return staged.pending.event
     }
 
@@ -80,7 +80,7 @@ final class MarmotBenchParty {
     /// ratchet, the message, the dedup mark and the outbox entry commit together.
     func sendChat(_ text: String, in id: MLSGroupID) throws -> Event {
         let author = publicKey
-        return try node.stageMessage(id) { try InnerEvent.chat(text, author: author, createdAt: $0) }.event
+        return try node.groups.stageMessage(id) { try InnerEvent.chat(text, author: author, createdAt: $0) }.event
     }
 
     // MARK: Receiving
@@ -89,7 +89,7 @@ final class MarmotBenchParty {
     /// signature, then `receiveGroupEvents` (dedup, envelope, the group found by `h`,
     /// decryption, MLS, the message, the group and the dedup mark in one transaction).
     func receive(_ json: String) throws -> SyncReport {
-        let report = node.receiveGroupEvents([try UnverifiedEvent(json: json).verified()])
+        let report = node.groups.receiveGroupEvents([try UnverifiedEvent(json: json).verified()])
         guard report.errors.isEmpty, report.processed == 1 else {
             throw BenchFailure.check("the event was not processed: \(report.errors.map(\.reason))")
         }

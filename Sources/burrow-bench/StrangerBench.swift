@@ -23,7 +23,7 @@ struct StrangerBench: BenchSection {
         let node = try BurrowNode.initialize(home: home, passphrase: Array("bench".utf8), kdfMemoryMiB: StoreKDFParameters.minimumMemoryMiB,
                                              importing: nil)
         defer { node.close() }
-        let card = try node.localCardForBench()
+        let card = try node.directMessages.localCardForBench()
         let total = Self.warmUp + Self.measured
 
         let junk = try (0..<total).map { i -> Event in

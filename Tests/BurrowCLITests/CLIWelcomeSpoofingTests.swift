@@ -26,7 +26,7 @@ extension CLIMarmotTests {
         let bobKey = try PublicKey(hex: b)
         let relays = [try RelayURL(relay.url)]
         try bob.ok(["keypackage", "publish"])
-        let bobKP = try await mallory.fetchKeyPackage(for: bobKey, timeout: .seconds(5)).keyPackage
+        let bobKP = try await mallory.groups.fetchKeyPackage(for: bobKey, timeout: .seconds(5)).keyPackage
 
         var (trap, _) = try MarmotGroup.create(creator: mallory.publicKey, name: "Family", description: "", admins: [], relays: relays,
                                                invitees: [], now: BurrowNode.now(), using: &rng)
@@ -46,7 +46,7 @@ extension CLIMarmotTests {
                                                    relays: relays, invitees: [bobKP], now: BurrowNode.now(), using: &rng)
         for rumor in [reused, reauthored, borrowed[0].rumor] {
             let wrap = try GiftWrap.wrap(rumor: rumor, sender: mallory.keys, recipient: bobKey, now: BurrowNode.now(), rng: &rng)
-            _ = try await mallory.publishAccepted(wrap, to: [relay.url], timeout: .seconds(5))
+            _ = try await mallory.gateway.publishAccepted(wrap, to: [relay.url], timeout: .seconds(5))
         }
 
         let sync = try bob.run(["sync"])

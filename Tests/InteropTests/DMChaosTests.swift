@@ -25,7 +25,7 @@ final class DMChaosTests: SeededTestCase {
 
     override func tearDown() async throws {
         for node in nodes {
-            await node.closeConnections()
+            await node.gateway.closeConnections()
             node.close()
         }
         chaos?.stop()
@@ -45,10 +45,10 @@ final class DMChaosTests: SeededTestCase {
     func testAThousandMessagesThroughALossyReorderingRelayArriveExactlyOnce() async throws {
         let timeout: Duration = .seconds(5)
         let alice = try makeNode(), bob = try makeNode()
-        let aliceCard = try await alice.contactCard(nickname: "Alice", relays: nil, timeout: timeout)
-        let bobCard = try await bob.contactCard(nickname: "Bob", relays: nil, timeout: timeout)
-        _ = try alice.addContact(card: bobCard.card, name: "Bob")
-        _ = try bob.addContact(card: aliceCard.card, name: "Alice")
+        let aliceCard = try await alice.directMessages.contactCard(nickname: "Alice", relays: nil, timeout: timeout)
+        let bobCard = try await bob.directMessages.contactCard(nickname: "Bob", relays: nil, timeout: timeout)
+        _ = try alice.directMessages.addContact(card: bobCard.card, name: "Bob")
+        _ = try bob.directMessages.addContact(card: aliceCard.card, name: "Alice")
 
         var sentByAlice: [String] = [], sentByBob: [String] = []
         let perSide = 500, batch = 50
@@ -71,7 +71,7 @@ final class DMChaosTests: SeededTestCase {
         // The proxy keeps dropping a fifth of what it delivers; what it dropped is still on the
         // relay, and every sync asks again.
         func received(_ node: BurrowNode) throws -> [String] {
-            try node.readDMs(contact: nil, limit: nil).filter { $0.direction == "in" }.map(\.text)
+            try node.directMessages.readDMs(contact: nil, limit: nil).filter { $0.direction == "in" }.map(\.text)
         }
         var syncs = 0
         while (try received(alice).count < perSide || received(bob).count < perSide), syncs < 40 {
@@ -86,7 +86,7 @@ final class DMChaosTests: SeededTestCase {
         XCTAssertEqual(Set(atAlice), Set(sentByBob))
         XCTAssertEqual(atBob.count, Set(atBob).count, "no message twice")
         // Every message of ours was delivered (a receipt came back) or at least sent.
-        let statuses = Set(try alice.readDMs(contact: "Bob", limit: nil).filter { $0.direction == "out" }.map(\.status))
+        let statuses = Set(try alice.directMessages.readDMs(contact: "Bob", limit: nil).filter { $0.direction == "out" }.map(\.status))
         XCTAssertTrue(statuses.isSubset(of: ["sent", "delivered"]), "\(statuses)")
         let stats = chaos.stats
         XCTAssertGreaterThan(stats["dropped"] ?? 0, 50, "the proxy dropped events: \(stats)")

@@ -50,7 +50,7 @@ final class MailboxCleanupTests: XCTestCase {
         let after = try await reader.fetch(mine, timeout: timeout).events.count
         XCTAssertEqual(after, 0, "junk wraps left the mailbox once processed")
         await reader.close()
-        await node.closeConnections()
+        await node.gateway.closeConnections()
         node.close()
         await relay.close()
     }

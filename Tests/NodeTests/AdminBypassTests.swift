@@ -19,7 +19,7 @@ final class AdminBypassTests: NodeRelayTestCase {
     }
 
     func loaded(_ node: BurrowNode, _ group: GroupView) throws -> MarmotGroup {
-        try node.store.transaction { try node.loadGroup(mlsGroupID: MLSGroupID(Hex.decode(group.mlsGroupID)), in: $0) }.group
+        try node.store.transaction { try node.groups.loadGroup(mlsGroupID: MLSGroupID(Hex.decode(group.mlsGroupID)), in: $0) }.group
     }
 
     /// Seals `message` in `group`'s current epoch and publishes it, as a patched client would.
@@ -27,7 +27,7 @@ final class AdminBypassTests: NodeRelayTestCase {
         let secret = try group.mls.exporter(label: GroupEvent.exporterLabel, context: GroupEvent.exporterContext, length: 32)
         let event = try GroupEvent.seal(message: message, exporterSecret: secret, nostrGroupID: group.nostrGroupID.bytes,
                                         createdAt: BurrowNode.now(), rng: &rng)
-        _ = try await node.publishAccepted(event, to: [relay.url], timeout: timeout)
+        _ = try await node.gateway.publishAccepted(event, to: [relay.url], timeout: timeout)
     }
 
     func testSelfUpdateIntoTheAdminsIdentityIsRefused() async throws {
@@ -45,11 +45,11 @@ final class AdminBypassTests: NodeRelayTestCase {
         let report = try await bob.sync(timeout: timeout)
         XCTAssertTrue(report.errors.contains { $0.reason.contains("credential changed") }, "\(report.errors)")
         XCTAssertEqual(try loaded(bob, view).mls.serialized(), before)
-        XCTAssertEqual(try bob.group(view.mlsGroupID).admins, [alice.publicKey.hex])
+        XCTAssertEqual(try bob.groups.group(view.mlsGroupID).admins, [alice.publicKey.hex])
         // The group goes on: Alice's next message reaches Bob.
-        _ = try await alice.chat(view.mlsGroupID, text: "still here", timeout: timeout)
+        _ = try await alice.groups.chat(view.mlsGroupID, text: "still here", timeout: timeout)
         _ = try await bob.sync(timeout: timeout)
-        XCTAssertTrue(try bob.messages(view.mlsGroupID, limit: nil).contains { $0.text == "still here" })
+        XCTAssertTrue(try bob.groups.messages(view.mlsGroupID, limit: nil).contains { $0.text == "still here" })
     }
 
     /// Carol proposes herself as admin; Alice's next add and Bob's auto-commit of Dave's leave
@@ -66,27 +66,27 @@ final class AdminBypassTests: NodeRelayTestCase {
         try await publishForged(proposal, in: carolGroup, by: carol)
 
         let dave = try node()
-        _ = try await dave.publishKeyPackage(timeout: timeout)
+        _ = try await dave.groups.publishKeyPackage(timeout: timeout)
         _ = try await alice.sync(timeout: timeout)
-        let added = try await alice.addMembers(view.mlsGroupID, keys: [dave.publicKey], timeout: timeout)
+        let added = try await alice.groups.addMembers(view.mlsGroupID, keys: [dave.publicKey], timeout: timeout)
         XCTAssertEqual(added.admins, [alice.publicKey.hex])
         _ = try await dave.sync(timeout: timeout)
-        _ = try await dave.acceptInvite(try XCTUnwrap(try dave.invites().first).id, timeout: timeout)
+        _ = try await dave.groups.acceptInvite(try XCTUnwrap(try dave.groups.invites().first).id, timeout: timeout)
 
         // Dave leaves; Bob (not an admin) is first to commit the SelfRemove.
-        _ = try await dave.leave(view.mlsGroupID, timeout: timeout)
+        _ = try await dave.groups.leave(view.mlsGroupID, timeout: timeout)
         _ = try await bob.sync(timeout: timeout)
         for member in [alice, carol, bob] { _ = try await member.sync(timeout: timeout) }
-        let epochs = try [alice, bob, carol].map { try $0.group(view.mlsGroupID).epoch }
+        let epochs = try [alice, bob, carol].map { try $0.groups.group(view.mlsGroupID).epoch }
         XCTAssertEqual(Set(epochs).count, 1, "one epoch everywhere: \(epochs)")
         for member in [alice, bob, carol] {
-            let seen = try member.group(view.mlsGroupID)
+            let seen = try member.groups.group(view.mlsGroupID)
             XCTAssertEqual(seen.admins, [alice.publicKey.hex])
             XCTAssertFalse(seen.members.contains(dave.publicKey.hex))
         }
-        _ = try await bob.chat(view.mlsGroupID, text: "one branch", timeout: timeout)
+        _ = try await bob.groups.chat(view.mlsGroupID, text: "one branch", timeout: timeout)
         _ = try await alice.sync(timeout: timeout)
-        XCTAssertTrue(try alice.messages(view.mlsGroupID, limit: nil).contains { $0.text == "one branch" })
+        XCTAssertTrue(try alice.groups.messages(view.mlsGroupID, limit: nil).contains { $0.text == "one branch" })
     }
 
     /// Mallory (no member) welcomes Bob into a group of hers that reuses Family's
@@ -103,34 +103,34 @@ final class AdminBypassTests: NodeRelayTestCase {
         let rename = try trap.updateData(data, committer: mallory.publicKey, now: BurrowNode.now(), using: &rng)
         try trap.mergePendingCommit(published: rename.event)
         XCTAssertEqual(trap.nostrGroupID.bytes, familyID)
-        _ = try await bob.publishKeyPackage(timeout: timeout)
-        let bobKP = try await mallory.fetchKeyPackage(for: bob.publicKey, timeout: timeout)
+        _ = try await bob.groups.publishKeyPackage(timeout: timeout)
+        let bobKP = try await mallory.groups.fetchKeyPackage(for: bob.publicKey, timeout: timeout)
         let add = try trap.addMembers([bobKP.keyPackage], committer: mallory.publicKey, now: BurrowNode.now(), using: &rng)
         let wrap = try GiftWrap.wrap(rumor: add.welcomes[0].rumor, sender: mallory.keys, recipient: bob.publicKey,
                                      now: BurrowNode.now(), rng: &rng)
-        _ = try await mallory.publishAccepted(wrap, to: [relay.url], timeout: timeout)
+        _ = try await mallory.gateway.publishAccepted(wrap, to: [relay.url], timeout: timeout)
 
         let report = try await bob.sync(timeout: timeout)
         XCTAssertTrue(report.errors.contains { $0.reason.contains("reuses the nostr_group_id") }, "\(report.errors)")
-        XCTAssertTrue(try bob.invites().isEmpty)
+        XCTAssertTrue(try bob.groups.invites().isEmpty)
 
         // A pending row under Family's id, sorted before it, is stepped over.
         try bob.store.transaction { tx in
             try tx.groups.save(StoredGroup(mlsGroupID: [UInt8](repeating: 0, count: 16), nostrGroupID: familyID, state: .pending,
                                            mlsState: trap.mls.serialized(), createdAt: BurrowNode.now(), lastSelfUpdate: 0, syncSince: 0))
         }
-        _ = try await alice.chat(view.mlsGroupID, text: "not frozen", timeout: timeout)
+        _ = try await alice.groups.chat(view.mlsGroupID, text: "not frozen", timeout: timeout)
         let after = try await bob.sync(timeout: timeout)
         XCTAssertEqual(after.messages, 1, "\(after.errors)")
-        XCTAssertTrue(try bob.messages(view.mlsGroupID, limit: nil).contains { $0.text == "not frozen" })
+        XCTAssertTrue(try bob.groups.messages(view.mlsGroupID, limit: nil).contains { $0.text == "not frozen" })
     }
 
     /// A welcome whose author is not the GroupInfo's signer (re-authored by Mallory), or whose
     /// author is no admin of the group, is refused and never listed.
     func testWelcomeInviterMustSignTheGroupInfoAndBeAnAdmin() async throws {
         let alice = try node(), bob = try node(), mallory = try node()
-        _ = try await bob.publishKeyPackage(timeout: timeout)
-        let bobKP = try await mallory.fetchKeyPackage(for: bob.publicKey, timeout: timeout)
+        _ = try await bob.groups.publishKeyPackage(timeout: timeout)
+        let bobKP = try await mallory.groups.fetchKeyPackage(for: bob.publicKey, timeout: timeout)
         // Alice's genuine welcome, re-authored and sealed by Mallory.
         let (_, genuine) = try MarmotGroup.create(creator: alice.publicKey, name: "Alice's", description: "", admins: [],
                                                   relays: [try RelayURL(relay.url)], invitees: [bobKP.keyPackage], now: BurrowNode.now(),
@@ -144,13 +144,13 @@ final class AdminBypassTests: NodeRelayTestCase {
                                                    using: &rng)
         for rumor in [reauthored, borrowed[0].rumor] {
             let wrap = try GiftWrap.wrap(rumor: rumor, sender: mallory.keys, recipient: bob.publicKey, now: BurrowNode.now(), rng: &rng)
-            _ = try await mallory.publishAccepted(wrap, to: [relay.url], timeout: timeout)
+            _ = try await mallory.gateway.publishAccepted(wrap, to: [relay.url], timeout: timeout)
         }
         let report = try await bob.sync(timeout: timeout)
         let reasons = report.errors.map(\.reason)
         XCTAssertTrue(reasons.contains { $0.contains("signed its GroupInfo") }, "\(reasons)")
         XCTAssertTrue(reasons.contains { $0.contains("not an admin") }, "\(reasons)")
-        XCTAssertTrue(try bob.invites().isEmpty)
+        XCTAssertTrue(try bob.groups.invites().isEmpty)
         XCTAssertTrue(try bob.store.transaction { try $0.groups.list() }.isEmpty)
     }
 }

@@ -14,11 +14,11 @@ final class DMViaTests: NodeRelayTestCase {
     /// Three homes; Alice holds Bob's and Carol's cards, they hold hers.
     func trio() async throws -> (alice: BurrowNode, bob: BurrowNode, carol: BurrowNode) {
         let alice = try node(), bob = try node(), carol = try node()
-        let aliceCard = try await alice.contactCard(nickname: "Alice", relays: nil, timeout: timeout)
+        let aliceCard = try await alice.directMessages.contactCard(nickname: "Alice", relays: nil, timeout: timeout)
         for (friend, name) in [(bob, "Bob"), (carol, "Carol")] {
-            let card = try await friend.contactCard(nickname: name, relays: nil, timeout: timeout)
-            XCTAssertEqual(try alice.addContact(card: card.card, name: nil).name, name)
-            XCTAssertEqual(try friend.addContact(card: aliceCard.card, name: nil).name, "Alice")
+            let card = try await friend.directMessages.contactCard(nickname: name, relays: nil, timeout: timeout)
+            XCTAssertEqual(try alice.directMessages.addContact(card: card.card, name: nil).name, name)
+            XCTAssertEqual(try friend.directMessages.addContact(card: aliceCard.card, name: nil).name, "Alice")
         }
         return (alice, bob, carol)
     }
@@ -33,23 +33,23 @@ final class DMViaTests: NodeRelayTestCase {
         // and forwards them), but nobody is near.
         let ports = try freeUDPPorts(2)
         let mesh = try await MeshService.start(try MeshSetup.parse(mesh: "udp:\(ports[0]),\(ports[1])"),
-                                               dmIdentityKeys: alice.meshDMIdentityKeys(), logger: Logger(label: "test"))
-        alice.attachMesh(mesh)
+                                               dmIdentityKeys: alice.directMessages.meshDMIdentityKeys(), logger: Logger(label: "test"))
+        alice.meshBridge.attachMesh(mesh)
         addTeardownBlock { await mesh.stop() }
 
         relay.stop()
         let toCarol = try await alice.sendDM(to: "Carol", text: "hi Carol", timeout: .milliseconds(300))
         XCTAssertEqual(toCarol.status, "queued")
-        let carolKey = try Hex.decode(try alice.contact("Carol").identity)
+        let carolKey = try Hex.decode(try alice.directMessages.contact("Carol").identity)
         let owed = try alice.store.transaction { tx in try tx.dmOutbox.pending().filter { $0.contact == carolKey } }
         XCTAssertEqual(owed.count, 1, "handshake1 to Carol waits for a relay")
         XCTAssertTrue(owed.allSatisfy { $0.state == .pending })
         try await relay.restart()
-        await alice.closeConnections()  // a fresh connection to the relay that is back
+        await alice.gateway.closeConnections()  // a fresh connection to the relay that is back
 
         let toBob = try await alice.sendDM(to: "Bob", text: "over the mesh", via: .mesh, timeout: .milliseconds(500))
         XCTAssertEqual(toBob.status, "queued", "Bob is not near: the handshake went out on the mesh, unanswered")
-        let bobKey = try Hex.decode(try alice.contact("Bob").identity)
+        let bobKey = try Hex.decode(try alice.directMessages.contact("Bob").identity)
         let owedToBob = try alice.store.transaction { tx in try tx.dmOutbox.pending().filter { $0.contact == bobKey } }
         XCTAssertTrue(owedToBob.isEmpty, "the mesh took Bob's handshake: \(owedToBob)")
 
@@ -65,8 +65,8 @@ final class DMViaTests: NodeRelayTestCase {
         _ = try await carol.sync(timeout: timeout)  // handshake1 → handshake2
         _ = try await alice.sync(timeout: timeout)  // handshake2 → handshake3 + the message
         _ = try await carol.sync(timeout: timeout)
-        XCTAssertEqual(try carol.readDMs(contact: "Alice", limit: nil).map(\.text), ["hi Carol"],
+        XCTAssertEqual(try carol.directMessages.readDMs(contact: "Alice", limit: nil).map(\.text), ["hi Carol"],
                        "Carol's frames went to the relays, not to the mesh alone")
-        XCTAssertEqual(try alice.readDMs(contact: "Carol", limit: nil).first?.status, "sent")
+        XCTAssertEqual(try alice.directMessages.readDMs(contact: "Carol", limit: nil).first?.status, "sent")
     }
 }

@@ -17,7 +17,7 @@ final class HostileInputTests: NodeRelayTestCase {
     func family() async throws -> (alice: BurrowNode, bob: BurrowNode, group: String) {
         let alice = try node(), bob = try node()
         let view = try await group("Family", by: alice, with: [bob])
-        _ = try await alice.chat(view.mlsGroupID, text: "hello", timeout: timeout)
+        _ = try await alice.groups.chat(view.mlsGroupID, text: "hello", timeout: timeout)
         _ = try await bob.sync(timeout: timeout)
         return (alice, bob, view.mlsGroupID)
     }
@@ -44,7 +44,7 @@ final class HostileInputTests: NodeRelayTestCase {
     /// Feeds group events to the pipeline and returns the reasons it gave.
     func feed(_ events: [Event], to node: BurrowNode) -> [String] {
         var report = SyncReport()
-        node.processGroupEvents(events, report: &report)
+        node.groups.processGroupEvents(events, report: &report)
         return report.errors.map(\.reason)
     }
 
@@ -56,7 +56,7 @@ final class HostileInputTests: NodeRelayTestCase {
 
     func testHostileGroupEventsChangeNothing() async throws {
         let (alice, bob, gid) = try await family()
-        let nostrID = try XCTUnwrap(try Hex.decode(try bob.group(gid).nostrGroupID, length: 32))
+        let nostrID = try XCTUnwrap(try Hex.decode(try bob.groups.group(gid).nostrGroupID, length: 32))
         let before = try fingerprint(bob)
 
         // A 445 for a group we do not have.
@@ -81,20 +81,20 @@ final class HostileInputTests: NodeRelayTestCase {
         XCTAssertEqual(try fingerprint(bob), before)
 
         // A replayed event: the chat Bob already has, fed again, is skipped silently.
-        let fetched = try await bob.fetchEvents(Filter(kinds: [MarmotKind.groupEvent], tags: ["h": [Hex.encode(nostrID)]]),
+        let fetched = try await bob.gateway.fetchEvents(Filter(kinds: [MarmotKind.groupEvent], tags: ["h": [Hex.encode(nostrID)]]),
                                                 from: [relay.url], timeout: timeout)
         let chat = try XCTUnwrap(fetched.first)
         var report = SyncReport()
-        bob.processGroupEvents([chat, chat], report: &report)
+        bob.groups.processGroupEvents([chat, chat], report: &report)
         XCTAssertEqual(report.processed, 0)
         XCTAssertEqual(report.messages, 0)
         XCTAssertEqual(try fingerprint(bob), before)
 
         // A commit from a non-admin (Bob), made below the node's own checks, is refused by Alice.
         let carol = try node()
-        _ = try await carol.publishKeyPackage(timeout: timeout)
-        let carolKP = try await bob.fetchKeyPackage(for: carol.publicKey, timeout: timeout)
-        let bobGroup = try bob.store.transaction { try bob.loadGroup(mlsGroupID: MLSGroupID(Hex.decode(gid)), in: $0) }.group
+        _ = try await carol.groups.publishKeyPackage(timeout: timeout)
+        let carolKP = try await bob.groups.fetchKeyPackage(for: carol.publicKey, timeout: timeout)
+        let bobGroup = try bob.store.transaction { try bob.groups.loadGroup(mlsGroupID: MLSGroupID(Hex.decode(gid)), in: $0) }.group
         var mls = bobGroup.mls
         let output = try mls.addMembers([carolKP.keyPackage.keyPackage], using: &rng)
         let secret = try bobGroup.mls.exporter(label: GroupEvent.exporterLabel, context: GroupEvent.exporterContext, length: 32)
@@ -115,7 +115,7 @@ final class HostileInputTests: NodeRelayTestCase {
         let before = try fingerprint(bob)
 
         // The welcome Bob accepted, re-wrapped in a new gift wrap: a replay for an active group.
-        let wraps = try await bob.fetchEvents(Filter(kinds: [Kind.giftWrap], tags: ["p": [bob.publicKey.hex]]), from: [relay.url], timeout: timeout)
+        let wraps = try await bob.gateway.fetchEvents(Filter(kinds: [Kind.giftWrap], tags: ["p": [bob.publicKey.hex]]), from: [relay.url], timeout: timeout)
         let firstWrap = try XCTUnwrap(wraps.first)
         let original = try GiftWrap.unwrap(firstWrap, recipient: bob.keys)
         let replay = try GiftWrap.wrap(rumor: original.rumor, sender: alice.keys, recipient: bob.publicKey, now: BurrowNode.now(), rng: &rng)
@@ -145,8 +145,8 @@ final class HostileInputTests: NodeRelayTestCase {
         XCTAssertEqual(report.errors.count, 2)
 
         XCTAssertEqual(try fingerprint(bob), before)
-        XCTAssertTrue(try bob.invites().isEmpty, "no hostile welcome is listed")
-        XCTAssertEqual(try bob.group(gid).state, "active")
+        XCTAssertTrue(try bob.groups.invites().isEmpty, "no hostile welcome is listed")
+        XCTAssertEqual(try bob.groups.group(gid).state, "active")
     }
 }
 
@@ -160,13 +160,13 @@ final class LostCommitTests: NodeRelayTestCase {
         let id = MLSGroupID(try Hex.decode(created.mlsGroupID))
 
         // Both admins commit at epoch 1 without seeing each other; Bob's is older, so it wins.
-        let mine = try await alice.commit(id, timeout: timeout, intent: .rename(name: "Alice's", description: nil)) { group, now, rng in
+        let mine = try await alice.groups.commit(id, timeout: timeout, intent: .rename(name: "Alice's", description: nil)) { group, now, rng in
             var data = group.data
             data.name = "Alice's"
             return try group.updateData(data, committer: alice.publicKey, now: now, using: &rng)
         }
         XCTAssertEqual(mine.epoch, 2)
-        _ = try await bob.commit(id, timeout: timeout) { group, now, rng in
+        _ = try await bob.groups.commit(id, timeout: timeout) { group, now, rng in
             var data = group.data
             data.name = "Bob's"
             return try group.updateData(data, committer: bob.publicKey, now: now - 10, using: &rng)
@@ -174,16 +174,16 @@ final class LostCommitTests: NodeRelayTestCase {
 
         // Alice rolls back to Bob's branch, then renames again on top of it.
         _ = try await alice.sync(timeout: timeout)
-        let afterAlice = try alice.group(created.mlsGroupID)
+        let afterAlice = try alice.groups.group(created.mlsGroupID)
         XCTAssertEqual(afterAlice.name, "Alice's")
         XCTAssertEqual(afterAlice.epoch, 3)
         _ = try await bob.sync(timeout: timeout)
-        let afterBob = try bob.group(created.mlsGroupID)
+        let afterBob = try bob.groups.group(created.mlsGroupID)
         XCTAssertEqual(afterBob.name, "Alice's")
         XCTAssertEqual(afterBob.epoch, 3)
-        _ = try await bob.chat(created.mlsGroupID, text: "same branch", timeout: timeout)
+        _ = try await bob.groups.chat(created.mlsGroupID, text: "same branch", timeout: timeout)
         _ = try await alice.sync(timeout: timeout)
-        XCTAssertTrue(try alice.messages(created.mlsGroupID, limit: nil).contains { $0.text == "same branch" })
+        XCTAssertTrue(try alice.groups.messages(created.mlsGroupID, limit: nil).contains { $0.text == "same branch" })
     }
 
     /// Back after a long absence: thousands of events are caught up in order, each once, in
@@ -202,15 +202,15 @@ final class LostCommitTests: NodeRelayTestCase {
             }
             if BurrowNode.now() != second { second = BurrowNode.now(); inSecond = 0 }
             inSecond += 1
-            _ = try await alice.send(MLSGroupID(try Hex.decode(created.mlsGroupID)), rumor: {
+            _ = try await alice.groups.send(MLSGroupID(try Hex.decode(created.mlsGroupID)), rumor: {
                 try InnerEvent.chat("message \(index)", author: alice.publicKey, createdAt: $0)
             }, timeout: timeout)
         }
         let report = try await bob.sync(timeout: timeout)
         XCTAssertEqual(report.messages, count)
         XCTAssertTrue(report.errors.isEmpty, "\(report.errors.prefix(3))")
-        XCTAssertLessThanOrEqual(bob.largestCatchUpBatch, BurrowNode.catchUpBatch)
-        let texts = try bob.messages(created.mlsGroupID, limit: nil).compactMap(\.text)
+        XCTAssertLessThanOrEqual(bob.groups.largestCatchUpBatch, GroupService.catchUpBatch)
+        let texts = try bob.groups.messages(created.mlsGroupID, limit: nil).compactMap(\.text)
         XCTAssertEqual(texts.count, count)
         XCTAssertEqual(Set(texts).count, count)
         let again = try await bob.sync(timeout: timeout)
@@ -223,9 +223,9 @@ final class LostCommitTests: NodeRelayTestCase {
     func testALyingAndAStaleRelayAreOutvoted() async throws {
         let alice = try node(), bob = try node()
         let created = try await group("Relays", by: alice, with: [bob])
-        for index in 1...3 { _ = try await alice.chat(created.mlsGroupID, text: "truth \(index)", timeout: timeout) }
+        for index in 1...3 { _ = try await alice.groups.chat(created.mlsGroupID, text: "truth \(index)", timeout: timeout) }
 
-        let events = try await alice.fetchEvents(Filter(kinds: [MarmotKind.groupEvent], tags: ["h": [created.nostrGroupID]]),
+        let events = try await alice.gateway.fetchEvents(Filter(kinds: [MarmotKind.groupEvent], tags: ["h": [created.nostrGroupID]]),
                                                  from: [relay.url], timeout: timeout)
         let genuine = try XCTUnwrap(events.first)
         let forged = genuine.jsonString.replacingOccurrences(of: "\"content\":\"", with: "\"content\":\"AAAA")
@@ -247,7 +247,7 @@ final class LostCommitTests: NodeRelayTestCase {
         let report = try await bob.sync(timeout: timeout)
         XCTAssertTrue(report.errors.isEmpty, "\(report.errors)")
         XCTAssertEqual(report.messages, 3)
-        let texts = try bob.messages(created.mlsGroupID, limit: nil).compactMap(\.text)
+        let texts = try bob.groups.messages(created.mlsGroupID, limit: nil).compactMap(\.text)
         XCTAssertEqual(texts.filter { $0.hasPrefix("truth") }.sorted(), ["truth 1", "truth 2", "truth 3"])
         XCTAssertTrue(liar.lines.contains { $0.hasPrefix("RECV [\"REQ\"") }, "the lying relay was asked")
     }
@@ -256,12 +256,12 @@ final class LostCommitTests: NodeRelayTestCase {
     /// write-ahead log is checkpointed and truncated (no stale copies of deleted secrets).
     func testRetentionWindowsAndTruncatedLog() async throws {
         let alice = try node(), bob = try node()
-        _ = try await bob.publishKeyPackage(timeout: timeout)
-        let created = try await alice.createGroup(name: "Keep", description: "", invitees: [bob.publicKey], admins: [], timeout: timeout)
-        for _ in 0..<8 { _ = try await alice.selfUpdate(created.mlsGroupID, timeout: timeout) }
+        _ = try await bob.groups.publishKeyPackage(timeout: timeout)
+        let created = try await alice.groups.createGroup(name: "Keep", description: "", invitees: [bob.publicKey], admins: [], timeout: timeout)
+        for _ in 0..<8 { _ = try await alice.groups.selfUpdate(created.mlsGroupID, timeout: timeout) }
         let id = MLSGroupID(try Hex.decode(created.mlsGroupID))
         let (snapshots, retained) = try alice.store.transaction { tx in
-            (try tx.snapshots.list(mlsGroupID: id.bytes), try alice.loadGroup(mlsGroupID: id, in: tx).group.mls.retainedEpochs)
+            (try tx.snapshots.list(mlsGroupID: id.bytes), try alice.groups.loadGroup(mlsGroupID: id, in: tx).group.mls.retainedEpochs)
         }
         XCTAssertEqual(snapshots.count, MarmotGroup.snapshotRetention)
         XCTAssertEqual(snapshots.map(\.epoch), [4, 5, 6, 7, 8])
@@ -284,9 +284,9 @@ final class LostCommitTests: NodeRelayTestCase {
         let later = try Event.sign(kind: MarmotKind.groupEvent, content: StrictBase64Probe.valid(300), tags: [["h", Hex.encode(nostrID)]],
                                    createdAt: BurrowNode.now() + 5, keys: Keys.generate(using: &rng), rng: &rng)
         var report = SyncReport()
-        bob.processGroupEvents([old, later], report: &report)
+        bob.groups.processGroupEvents([old, later], report: &report)
         XCTAssertTrue(report.errors.contains { $0.reason.contains("re-add") }, "\(report.errors)")
-        XCTAssertEqual(try bob.group(created.mlsGroupID).state, "stale")
+        XCTAssertEqual(try bob.groups.group(created.mlsGroupID).state, "stale")
     }
 }
 
@@ -310,7 +310,7 @@ class NodeRelayTestCase: XCTestCase {
 
     override func tearDown() async throws {
         for node in nodes {
-            await node.closeConnections()
+            await node.gateway.closeConnections()
             node.close()
         }
         relay?.stop()
@@ -330,12 +330,12 @@ class NodeRelayTestCase: XCTestCase {
     /// `admin` creates NAME with `members`, who publish a KeyPackage first, then sync and accept
     /// the welcome: every member is in at the creation epoch.
     func group(_ name: String, by admin: BurrowNode, with members: [BurrowNode], admins: [PublicKey] = []) async throws -> GroupView {
-        for member in members { _ = try await member.publishKeyPackage(timeout: timeout) }
-        let view = try await admin.createGroup(name: name, description: "", invitees: members.map(\.publicKey), admins: admins,
+        for member in members { _ = try await member.groups.publishKeyPackage(timeout: timeout) }
+        let view = try await admin.groups.createGroup(name: name, description: "", invitees: members.map(\.publicKey), admins: admins,
                                                timeout: timeout)
         for member in members {
             _ = try await member.sync(timeout: timeout)
-            _ = try await member.acceptInvite(try XCTUnwrap(try member.invites().first).id, timeout: timeout)
+            _ = try await member.groups.acceptInvite(try XCTUnwrap(try member.groups.invites().first).id, timeout: timeout)
         }
         return view
     }

@@ -27,17 +27,17 @@ final class JoinRequestNodeTests: NodeRelayTestCase {
         try JoinRequestRumor.build(JoinRequest(groupID: group, pubkey: joiner.publicKey, keyPackage: keyPackage, name: name), createdAt: time)
     }
 
-    func pendingIDs(_ node: BurrowNode) throws -> [String] { try node.joinRequests().map(\.id) }
+    func pendingIDs(_ node: BurrowNode) throws -> [String] { try node.groups.joinRequests().map(\.id) }
 
     func testAdmissionDuplicatesSupersedingAndRefusals() async throws {
         let alice = try node(), bob = try node(), carol = try node()
-        let family = try await alice.createGroup(name: "Family", description: "", invitees: [], admins: [], timeout: timeout)
+        let family = try await alice.groups.createGroup(name: "Family", description: "", invitees: [], admins: [], timeout: timeout)
         // Carol's group, where Alice is a member but not an admin.
-        _ = try await alice.publishKeyPackage(timeout: timeout)
-        let carols = try await carol.createGroup(name: "Carol's", description: "", invitees: [alice.publicKey], admins: [], timeout: timeout)
+        _ = try await alice.groups.publishKeyPackage(timeout: timeout)
+        let carols = try await carol.groups.createGroup(name: "Carol's", description: "", invitees: [alice.publicKey], admins: [], timeout: timeout)
         _ = try await alice.sync(timeout: timeout)
-        _ = try await alice.acceptInvite(try XCTUnwrap(try alice.invites().first).id, timeout: timeout)
-        let kp = try await bob.publishKeyPackage(timeout: timeout).keyPackageEvent
+        _ = try await alice.groups.acceptInvite(try XCTUnwrap(try alice.groups.invites().first).id, timeout: timeout)
+        let kp = try await bob.groups.publishKeyPackage(timeout: timeout).keyPackageEvent
         let now = BurrowNode.now()
 
         // A valid request: admitted, reported for `run`, listed.
@@ -56,8 +56,8 @@ final class JoinRequestNodeTests: NodeRelayTestCase {
         XCTAssertEqual(view.keyPackage, kp.id.hex)
         XCTAssertEqual(view.createdAt, now)
         XCTAssertEqual(try pendingIDs(alice), [first.id.hex])
-        XCTAssertEqual(try alice.joinRequests(group: "Family").count, 1)
-        XCTAssertEqual(try alice.joinRequests(group: "Carol's").count, 0)
+        XCTAssertEqual(try alice.groups.joinRequests(group: "Family").count, 1)
+        XCTAssertEqual(try alice.groups.joinRequests(group: "Carol's").count, 0)
 
         // The same rumor in another wrap, and the same wrap again: nothing new, no error.
         for copy in [firstWrap, try wrap(first, from: bob.keys, to: alice)] {
@@ -91,7 +91,7 @@ final class JoinRequestNodeTests: NodeRelayTestCase {
         XCTAssertTrue(try refusal(unknownGroup, sealedBy: bob.keys).contains("is not one of our active groups"))
         let notOurs = try requestRumor(group: carols.mlsGroupID, from: bob.keys, keyPackage: kp, at: now)
         XCTAssertTrue(try refusal(notOurs, sealedBy: bob.keys).contains("we do not administer group \(carols.mlsGroupID)"))
-        let aliceKP = try await alice.publishKeyPackage(timeout: timeout).keyPackageEvent
+        let aliceKP = try await alice.groups.publishKeyPackage(timeout: timeout).keyPackageEvent
         let member = try requestRumor(group: family.mlsGroupID, from: alice.keys, keyPackage: aliceKP, at: now)
         XCTAssertTrue(try refusal(member, sealedBy: alice.keys).contains("already a member"))
         let fakeKP = try Event.sign(kind: 30443, content: "kp", tags: [["d", "0"]], createdAt: now, keys: bob.keys, rng: &rng)
@@ -104,14 +104,14 @@ final class JoinRequestNodeTests: NodeRelayTestCase {
         XCTAssertEqual(try pendingIDs(alice), [newer.id.hex], "refusals store nothing")
 
         // Rejecting drops it; its id is then unknown, and a copy arriving later is not listed again.
-        XCTAssertEqual(try alice.rejectJoinRequest(String(newer.id.hex.prefix(10))).state, "rejected")
+        XCTAssertEqual(try alice.groups.rejectJoinRequest(String(newer.id.hex.prefix(10))).state, "rejected")
         XCTAssertEqual(try pendingIDs(alice), [])
-        XCTAssertThrowsError(try alice.rejectJoinRequest(newer.id.hex)) { error in
+        XCTAssertThrowsError(try alice.groups.rejectJoinRequest(newer.id.hex)) { error in
             guard case .unknownRequest? = error as? JoinRequestFailure else { return XCTFail("\(error)") }
         }
         XCTAssertTrue(feed(try wrap(newer, from: bob.keys, to: alice), to: alice).updates.isEmpty)
         XCTAssertEqual(try pendingIDs(alice), [])
-        XCTAssertThrowsError(try alice.rejectJoinRequest("zz")) { error in
+        XCTAssertThrowsError(try alice.groups.rejectJoinRequest("zz")) { error in
             guard case .unknownRequest? = error as? JoinRequestFailure else { return XCTFail("\(error)") }
         }
     }
@@ -119,29 +119,29 @@ final class JoinRequestNodeTests: NodeRelayTestCase {
     /// Approval is the normal add: Bob gets a welcome for the KeyPackage he sent and joins.
     func testApprovalAddsTheJoinerWithItsKeyPackage() async throws {
         let alice = try node(), bob = try node()
-        let family = try await alice.createGroup(name: "Family", description: "", invitees: [], admins: [], timeout: timeout)
-        let sent = try await bob.requestToJoin(groupID: family.mlsGroupID.uppercased(), inviter: alice.publicKey, name: "Bob", timeout: timeout)
+        let family = try await alice.groups.createGroup(name: "Family", description: "", invitees: [], admins: [], timeout: timeout)
+        let sent = try await bob.groups.requestToJoin(groupID: family.mlsGroupID.uppercased(), inviter: alice.publicKey, name: "Bob", timeout: timeout)
         XCTAssertEqual(sent.groupID, family.mlsGroupID)
         XCTAssertEqual(sent.inviter, alice.publicKey.hex)
         XCTAssertEqual(sent.relays, [relay.url])
         _ = try await alice.sync(timeout: timeout)
-        let pending = try alice.joinRequests()
+        let pending = try alice.groups.joinRequests()
         XCTAssertEqual(pending.map(\.id), [sent.requestID])
         XCTAssertEqual(pending.first?.keyPackage, sent.keyPackage)
 
-        let view = try await alice.approveJoinRequest(sent.requestID, timeout: timeout)
+        let view = try await alice.groups.approveJoinRequest(sent.requestID, timeout: timeout)
         XCTAssertEqual(Set(view.members), [alice.publicKey.hex, bob.publicKey.hex])
-        XCTAssertEqual(try alice.joinRequests(), [])
+        XCTAssertEqual(try alice.groups.joinRequests(), [])
         _ = try await bob.sync(timeout: timeout)
-        let invite = try XCTUnwrap(try bob.invites().first)
+        let invite = try XCTUnwrap(try bob.groups.invites().first)
         XCTAssertEqual(invite.from, alice.publicKey.hex)
         XCTAssertEqual(invite.nostrGroupID, family.nostrGroupID)
-        let joined = try await bob.acceptInvite(invite.id, timeout: timeout)
+        let joined = try await bob.groups.acceptInvite(invite.id, timeout: timeout)
         XCTAssertEqual(joined.epoch, view.epoch)
 
         // Asking again once a member is refused locally.
         do {
-            _ = try await bob.requestToJoin(groupID: family.mlsGroupID, inviter: alice.publicKey, name: nil, timeout: timeout)
+            _ = try await bob.groups.requestToJoin(groupID: family.mlsGroupID, inviter: alice.publicKey, name: nil, timeout: timeout)
             XCTFail("a member asked to join")
         } catch NodeError.invalidInput(let message) {
             XCTAssertTrue(message.contains("already a member"), message)

@@ -15,16 +15,16 @@ final class LiveProfileTests: NodeRelayTestCase {
         let aliceKeys = alice.keys
         let named = try Event.sign(kind: 0, content: #"{"name":"Mum"}"#, createdAt: now, keys: aliceKeys, rng: &rng)
         _ = await bob.handleLive(named, timeout: timeout)
-        let kept = try await bob.profile(alice.publicKey.hex, sync: false, timeout: timeout)
+        let kept = try await bob.profiles.profile(alice.publicKey.hex, sync: false, timeout: timeout)
         XCTAssertEqual(kept.name, "Mum")
-        XCTAssertTrue(try bob.group(view.nostrGroupID).memberNames[alice.publicKey.hex] == "Mum")
+        XCTAssertTrue(try bob.groups.group(view.nostrGroupID).memberNames[alice.publicKey.hex] == "Mum")
 
         // A relay pushing strangers' profiles stores none of them.
         for i in 0..<50 {
             let stranger = Keys.generate(using: &rng)
             let event = try Event.sign(kind: 0, content: #"{"name":"stranger \#(i)"}"#, createdAt: now, keys: stranger, rng: &rng)
             _ = await bob.handleLive(event, timeout: timeout)
-            let refused = try await bob.profile(stranger.publicKey.hex, sync: false, timeout: timeout)
+            let refused = try await bob.profiles.profile(stranger.publicKey.hex, sync: false, timeout: timeout)
             XCTAssertNil(refused.updatedAt)
         }
     }

@@ -22,7 +22,7 @@ final class MeshNodeBoundsTests: XCTestCase {
 
     override func tearDown() async throws {
         for node in nodes {
-            await node.closeConnections()
+            await node.gateway.closeConnections()
             node.close()
         }
         for home in homes { try? FileManager.default.removeItem(at: home) }
@@ -41,15 +41,15 @@ final class MeshNodeBoundsTests: XCTestCase {
     /// Alice's group, made offline; Bob admitted through the nearby path and joined.
     func family() async throws -> (alice: BurrowNode, bob: BurrowNode, id: MLSGroupID) {
         let alice = try node(), bob = try node()
-        let view = try await alice.createGroup(name: "Family", description: "", invitees: [], admins: [], timeout: timeout)
-        let id = try alice.groupID(view.mlsGroupID)
-        let keyPackage = try bob.stageKeyPackage().keyPackage
+        let view = try await alice.groups.createGroup(name: "Family", description: "", invitees: [], admins: [], timeout: timeout)
+        let id = try alice.groups.groupID(view.mlsGroupID)
+        let keyPackage = try bob.groups.stageKeyPackage().keyPackage
         let request = JoinRequest(groupID: id.hex, pubkey: bob.publicKey, keyPackage: keyPackage, name: nil)
-        let (wrap, _) = try await alice.admitNearby(request, to: id, timeout: timeout)
+        let (wrap, _) = try await alice.groups.admitNearby(request, to: id, timeout: timeout)
         var report = SyncReport()
         bob.handleGiftWrap(wrap, report: &report)
-        let invite = try XCTUnwrap(try bob.invites().first, "\(report.errors)")
-        _ = try await bob.acceptInvite(invite.id, timeout: timeout, relaysRequired: false)
+        let invite = try XCTUnwrap(try bob.groups.invites().first, "\(report.errors)")
+        _ = try await bob.groups.acceptInvite(invite.id, timeout: timeout, relaysRequired: false)
         return (alice, bob, id)
     }
 
@@ -59,31 +59,31 @@ final class MeshNodeBoundsTests: XCTestCase {
     /// it to our relays. A group event the pipeline applied is bridged.
     func testOnlyAcceptedGroupEventsAreBridgedToRelays() async throws {
         let (alice, bob, id) = try await family()
-        let nostrID = try bob.group(id.hex).nostrGroupID
+        let nostrID = try bob.groups.group(id.hex).nostrGroupID
         let junk = try Event.sign(kind: MarmotKind.groupEvent, content: StrictBase64Probe.valid(200),
                                   tags: [["h", nostrID], ["encoding", "base64"]], createdAt: BurrowNode.now() + 5,
                                   keys: Keys.generate(using: &rng), rng: &rng)
         let (junkReport, _) = await bob.handleMeshEvent(junk, timeout: timeout)
         XCTAssertEqual(junkReport.messages, 0)
         XCTAssertFalse(junkReport.applied.contains(junk.id), "the pipeline did not apply it")
-        XCTAssertEqual(bob.meshBridge.started, 0, "a refused event is not passed on to the relays")
+        XCTAssertEqual(bob.meshBridge.publisher.started, 0, "a refused event is not passed on to the relays")
 
-        let staged = try alice.stageMessage(id) { try InnerEvent.chat("over the mesh", author: alice.publicKey, createdAt: $0) }
+        let staged = try alice.groups.stageMessage(id) { try InnerEvent.chat("over the mesh", author: alice.publicKey, createdAt: $0) }
         let (report, _) = await bob.handleMeshEvent(staged.event, timeout: timeout)
         XCTAssertEqual(report.messages, 1, "\(report.errors)")
-        XCTAssertEqual(bob.meshBridge.started, 1, "an applied group event of ours is bridged")
+        XCTAssertEqual(bob.meshBridge.publisher.started, 1, "an applied group event of ours is bridged")
         // The same event again (a replay): already processed, not bridged twice.
         _ = await bob.handleMeshEvent(staged.event, timeout: timeout)
-        XCTAssertEqual(bob.meshBridge.started, 1)
+        XCTAssertEqual(bob.meshBridge.publisher.started, 1)
     }
 
-    /// At most `MeshBridge.maxConcurrent` publishes run at once; the rest are refused and
+    /// At most `BridgePublisher.maxConcurrent` publishes run at once; the rest are refused and
     /// counted, and a slot frees when a publish ends.
     func testBridgePublishesAreBounded() async throws {
-        let bridge = MeshBridge()
+        let bridge = BridgePublisher()
         let released = Mutex(0)
         // Each publish waits until the test lets it end.
-        let waiters = (0..<MeshBridge.maxConcurrent).map { _ in AsyncStream<Void>.makeStream() }
+        let waiters = (0..<BridgePublisher.maxConcurrent).map { _ in AsyncStream<Void>.makeStream() }
         for (index, waiter) in waiters.enumerated() {
             XCTAssertTrue(bridge.launch {
                 for await _ in waiter.stream { break }
@@ -92,11 +92,11 @@ final class MeshNodeBoundsTests: XCTestCase {
         }
         XCTAssertFalse(bridge.launch {}, "no slot left")
         XCTAssertEqual(bridge.refused, 1)
-        XCTAssertEqual(bridge.running, MeshBridge.maxConcurrent)
+        XCTAssertEqual(bridge.running, BridgePublisher.maxConcurrent)
         waiters[0].continuation.yield()
         let deadline = ContinuousClock.now + .seconds(5)
-        while bridge.running == MeshBridge.maxConcurrent, ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(10)) }
-        XCTAssertEqual(bridge.running, MeshBridge.maxConcurrent - 1)
+        while bridge.running == BridgePublisher.maxConcurrent, ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(10)) }
+        XCTAssertEqual(bridge.running, BridgePublisher.maxConcurrent - 1)
         XCTAssertEqual(released.withLock { $0 }, 1)
         XCTAssertTrue(bridge.launch {}, "a freed slot takes the next publish")
         for waiter in waiters { waiter.continuation.finish() }
@@ -135,8 +135,8 @@ final class MeshNodeBoundsTests: XCTestCase {
 
     /// Mesh warnings carry an error's kind, not its message (which can name a key).
     func testErrorKindDropsTheMessage() {
-        XCTAssertEqual(BurrowNode.errorKind(NodeError.invalidInput("npub1abc is already a member")), "NodeError.invalidInput")
-        XCTAssertFalse(BurrowNode.errorKind(MeshNodeError.join(code: "join_refused", message: "npub1abc")).contains("npub1"))
+        XCTAssertEqual(MeshBridgeService.errorKind(NodeError.invalidInput("npub1abc is already a member")), "NodeError.invalidInput")
+        XCTAssertFalse(MeshBridgeService.errorKind(MeshNodeError.join(code: "join_refused", message: "npub1abc")).contains("npub1"))
     }
 
     // MARK: Finding 10: a nearby join request is bound to the joiner
@@ -149,22 +149,22 @@ final class MeshNodeBoundsTests: XCTestCase {
     /// someone else with its own KeyPackage (or the reverse) adds nobody.
     func testNearbyJoinRefusesAKeyPackageThatIsNotTheRequesters() async throws {
         let alice = try node(), bob = try node(), carol = try node()
-        let view = try await alice.createGroup(name: "Family", description: "", invitees: [], admins: [], timeout: timeout)
-        let id = try alice.groupID(view.mlsGroupID)
-        let bobs = try bob.stageKeyPackage().keyPackage
+        let view = try await alice.groups.createGroup(name: "Family", description: "", invitees: [], admins: [], timeout: timeout)
+        let id = try alice.groups.groupID(view.mlsGroupID)
+        let bobs = try bob.groups.stageKeyPackage().keyPackage
         let claimed = JoinRequest(groupID: id.hex, pubkey: carol.publicKey, keyPackage: bobs, name: nil)
         do {
-            _ = try await alice.admitNearby(claimed, to: id, timeout: timeout)
+            _ = try await alice.groups.admitNearby(claimed, to: id, timeout: timeout)
             XCTFail("a KeyPackage of another key was admitted")
         } catch let refusal as NearbyRefusal {
             XCTAssertEqual(refusal.code, .keyPackageInvalid)
             XCTAssertEqual(refusal.reason, .notTheRequestersKeyPackage)
         }
-        let members = try alice.group(id.hex).members
+        let members = try alice.groups.group(id.hex).members
         XCTAssertFalse(members.contains(bob.publicKey.hex) || members.contains(carol.publicKey.hex), "nobody was added")
 
         let request = JoinRequest(groupID: id.hex, pubkey: bob.publicKey, keyPackage: bobs, name: nil)
-        let (_, added) = try await alice.admitNearby(request, to: id, timeout: timeout)
+        let (_, added) = try await alice.groups.admitNearby(request, to: id, timeout: timeout)
         XCTAssertTrue(added.members.contains(bob.publicKey.hex))
     }
 
@@ -177,10 +177,10 @@ final class MeshNodeBoundsTests: XCTestCase {
         let keyPackage = try Event.sign(kind: 30443, content: "kp", tags: [["d", "0"]], createdAt: 1_795_000_000, keys: bob, rng: &rng)
         let group = String(repeating: "ab", count: 32)
         let request = JoinRequest(groupID: group, pubkey: bob.publicKey, keyPackage: keyPackage, name: "Bob")
-        XCTAssertEqual(try BurrowNode.readNearbyRequest(request.json, group: group), request)
+        XCTAssertEqual(try GroupService.readNearbyRequest(request.json, group: group), request)
         func refusal(_ plaintext: [UInt8], group: String = group) -> NearbyRefusal? {
             do throws(NearbyRefusal) {
-                _ = try BurrowNode.readNearbyRequest(plaintext, group: group)
+                _ = try GroupService.readNearbyRequest(plaintext, group: group)
                 return nil
             } catch {
                 return error

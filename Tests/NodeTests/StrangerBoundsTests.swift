@@ -24,13 +24,13 @@ final class StrangerBoundsTests: NodeRelayTestCase {
     func testInboxRelaysOfSomeoneElseAreAtMostFourSharedFirstAndNeverPrivateUnlessOursAre() {
         let listed = (0..<100).map { "wss://relay\($0).example.org" } + ["ws://127.0.0.1:9", "ws://10.0.0.5", "ws://192.168.1.2:7447",
                                                                           "ws://169.254.1.1", "ws://[fd00::1]", "ws://printer.local"]
-        let publicOnly = BurrowNode.inboxRoute(listed, ours: ["wss://relay42.example.org"])
+        let publicOnly = DirectMessageService.inboxRoute(listed, ours: ["wss://relay42.example.org"])
         XCTAssertEqual(publicOnly.count, DMOutboxPolicy.maxInboxRelays)
         XCTAssertEqual(publicOnly.first, "wss://relay42.example.org", "a relay we share comes first")
         XCTAssertTrue(publicOnly.allSatisfy { !$0.contains("127.") && !$0.contains("10.0") && !$0.contains("192.168") })
-        let privateOnly = BurrowNode.inboxRoute(["ws://127.0.0.1:9", "ws://10.0.0.5", "ws://[fe80::1]"], ours: ["wss://relay.example.org"])
+        let privateOnly = DirectMessageService.inboxRoute(["ws://127.0.0.1:9", "ws://10.0.0.5", "ws://[fe80::1]"], ours: ["wss://relay.example.org"])
         XCTAssertEqual(privateOnly, [], "no private address unless we use one ourselves")
-        let home = BurrowNode.inboxRoute(["ws://127.0.0.1:9", "ws://192.168.1.2:7447"], ours: ["ws://127.0.0.1:7447"])
+        let home = DirectMessageService.inboxRoute(["ws://127.0.0.1:9", "ws://192.168.1.2:7447"], ours: ["ws://127.0.0.1:7447"])
         XCTAssertEqual(home.count, 2, "a home or test setup with a private relay of its own may dial others")
     }
 
@@ -103,7 +103,7 @@ final class StrangerBoundsTests: NodeRelayTestCase {
             }
         }
         let started = ContinuousClock.now
-        await node.flushDMOutbox(timeout: .seconds(1))
+        await node.directMessages.flushDMOutbox(timeout: .seconds(1))
         let elapsed = ContinuousClock.now - started
         XCTAssertLessThan(elapsed, .seconds(4), "40 recipients behind a blackhole took \(elapsed), not 40 timeouts")
     }
@@ -119,11 +119,11 @@ final class StrangerBoundsTests: NodeRelayTestCase {
         }
         try node.store.transaction { tx in
             for i in 0..<10 { try tx.joinRequests.insert(row(i, .approved)) }
-            for i in 10..<(BurrowNode.maxStoredJoinRequests + 5) { try tx.joinRequests.insert(row(i, .pending)) }
-            try tx.joinRequests.cap(BurrowNode.maxStoredJoinRequests)
+            for i in 10..<(GroupService.maxStoredJoinRequests + 5) { try tx.joinRequests.insert(row(i, .pending)) }
+            try tx.joinRequests.cap(GroupService.maxStoredJoinRequests)
         }
         let kept = try node.store.transaction { try $0.joinRequests.list() }
-        XCTAssertEqual(kept.count, BurrowNode.maxStoredJoinRequests)
+        XCTAssertEqual(kept.count, GroupService.maxStoredJoinRequests)
         XCTAssertEqual(kept.filter { $0.state == .approved }.count, 5, "the five oldest settled rows made room")
     }
 
@@ -131,7 +131,7 @@ final class StrangerBoundsTests: NodeRelayTestCase {
     /// `maxContactRequests` of them (the oldest go); an added contact is never evicted.
     func testContactRequestsAreCappedAndAddedContactsStay() async throws {
         let node = try node()
-        let ourCard = try ContactCard(text: try await node.contactCard(nickname: "Bob", relays: nil, timeout: timeout).card)
+        let ourCard = try ContactCard(text: try await node.directMessages.contactCard(nickname: "Bob", relays: nil, timeout: timeout).card)
         var rng = SystemRandomNumberGenerator()
         var keys = SystemKeySource()
         func completeHandshake(nickname: String) throws -> (identity: Ed25519PublicKey, card: ContactCard) {
@@ -141,22 +141,22 @@ final class StrangerBoundsTests: NodeRelayTestCase {
                                              auxRand: [UInt8](repeating: 1, count: 32), createdAt: 1, nickname: nickname, relays: [])
             var peer = PigeonState(local: try LocalIdentity(identityKey: identity, staticKey: staticKey, card: card))
             peer = try peer.addContact(ourCard).state
-            let started = try peer.start(with: ourCard.identityKey, now: BurrowNode.nowMilliseconds(), keys: &keys)
+            let started = try peer.start(with: ourCard.identityKey, now: DirectMessageService.nowMilliseconds(), keys: &keys)
             peer = started.state
             var report = SyncReport()
-            _ = try node.deliverDMFrame(started.output.frame, from: .nostr(nostr.publicKey), processedMark: nil, report: &report)
+            _ = try node.directMessages.deliverDMFrame(started.output.frame, from: .nostr(nostr.publicKey), processedMark: nil, report: &report)
             let h2 = try XCTUnwrap(try node.store.transaction { try $0.dmOutbox.pending() }.last?.frame)
-            let answered = try peer.deliver(frame: h2, now: BurrowNode.nowMilliseconds(), keys: &keys)
-            _ = try node.deliverDMFrame(try XCTUnwrap(answered.output.outputs.first), from: .nostr(nostr.publicKey), processedMark: nil,
+            let answered = try peer.deliver(frame: h2, now: DirectMessageService.nowMilliseconds(), keys: &keys)
+            _ = try node.directMessages.deliverDMFrame(try XCTUnwrap(answered.output.outputs.first), from: .nostr(nostr.publicKey), processedMark: nil,
                                         report: &report)
             return (identity.publicKey, card)
         }
         let friend = try completeHandshake(nickname: "friend")
-        _ = try node.addContact(card: friend.card.text, name: nil)
+        _ = try node.directMessages.addContact(card: friend.card.text, name: nil)
         var requests: [Ed25519PublicKey] = []
-        for i in 0..<(BurrowNode.maxContactRequests + 5) { requests.append(try completeHandshake(nickname: "s\(i)").identity) }
-        let contacts = try node.contacts()
-        XCTAssertEqual(contacts.filter { $0.state == "request" }.count, BurrowNode.maxContactRequests)
+        for i in 0..<(DirectMessageService.maxContactRequests + 5) { requests.append(try completeHandshake(nickname: "s\(i)").identity) }
+        let contacts = try node.directMessages.contacts()
+        XCTAssertEqual(contacts.filter { $0.state == "request" }.count, DirectMessageService.maxContactRequests)
         XCTAssertEqual(contacts.filter { $0.state == "added" }.map(\.identity), [friend.identity.hex])
         XCTAssertFalse(contacts.contains { $0.identity == requests[0].hex }, "the oldest request went")
         XCTAssertTrue(contacts.contains { $0.identity == requests.last?.hex }, "the newest stayed")

@@ -24,7 +24,7 @@ struct ContactCardCommand: BurrowCommand {
 
     func execute() async throws -> CommandOutput {
         let card = try await NodeOpener.with(globals) {
-            try await $0.contactCard(nickname: nickname, relays: relays.isEmpty ? nil : relays, timeout: globals.timeoutDuration)
+            try await $0.directMessages.contactCard(nickname: nickname, relays: relays.isEmpty ? nil : relays, timeout: globals.timeoutDuration)
         }
         var fields = DMOutput.card(card)
         var human = card.card
@@ -49,7 +49,7 @@ struct ContactAddCommand: BurrowCommand {
 
     func execute() async throws -> CommandOutput {
         let text = card == "-" ? String(decoding: Console.readAllStdin(), as: UTF8.self) : card
-        let contact = try await NodeOpener.with(globals) { try $0.addContact(card: text, name: name) }
+        let contact = try await NodeOpener.with(globals) { try $0.directMessages.addContact(card: text, name: name) }
         return CommandOutput(fields: [("contact", DMOutput.contact(contact))], human: "added \(DMOutput.contactText(contact))")
     }
 }
@@ -60,7 +60,7 @@ struct ContactListCommand: BurrowCommand {
     @OptionGroup var globals: GlobalOptions
 
     func execute() async throws -> CommandOutput {
-        let contacts = try await NodeOpener.with(globals) { try $0.contacts() }
+        let contacts = try await NodeOpener.with(globals) { try $0.directMessages.contacts() }
         return CommandOutput(fields: [("contacts", .array(contacts.map(DMOutput.contact)))],
                              human: contacts.isEmpty ? "(no contacts)" : contacts.map(DMOutput.contactText).joined(separator: "\n"))
     }
@@ -79,14 +79,14 @@ struct ContactVerifyCommand: BurrowCommand {
     func execute() async throws -> CommandOutput {
         if unverify, yes || match != nil { throw CLIError(.usage, "--unverify cannot be combined with --yes or --match") }
         var (view, number) = try await NodeOpener.with(globals) {
-            try $0.verifyContact(contact, match: match, confirm: yes, unverify: unverify)
+            try $0.directMessages.verifyContact(contact, match: match, confirm: yes, unverify: unverify)
         }
         // At a terminal, the user confirms after comparing the digits out of band.
         if !yes, !unverify, match == nil, !view.verified, !globals.json, ServingNode.current == nil, isatty(STDIN_FILENO) == 1 {
             Console.out(TerminalText.sanitized("Safety number with \(view.name):\n\(number)\nDoes it match what \(view.name) sees? [y/N] "))
             if let answer = readLine(), ["y", "yes"].contains(answer.lowercased().trimmingCharacters(in: .whitespaces)) {
                 (view, number) = try await NodeOpener.with(globals) {
-                    try $0.verifyContact(contact, match: nil, confirm: true, unverify: false)
+                    try $0.directMessages.verifyContact(contact, match: nil, confirm: true, unverify: false)
                 }
             }
         }
@@ -102,7 +102,7 @@ struct ContactRemoveCommand: BurrowCommand {
     @Argument(help: "The contact.") var contact: String
 
     func execute() async throws -> CommandOutput {
-        let removed = try await NodeOpener.with(globals) { try $0.removeContact(contact) }
+        let removed = try await NodeOpener.with(globals) { try $0.directMessages.removeContact(contact) }
         return CommandOutput(fields: [("contact", DMOutput.contact(removed))], human: "removed \(removed.name)")
     }
 }
@@ -142,7 +142,7 @@ struct DMReadCommand: BurrowCommand {
         if let limit, limit < 0 { throw CLIError(.invalid_input, "--limit must not be negative") }
         let messages = try await NodeOpener.with(globals) { node in
             try await freshness.apply(node, globals)
-            return try node.readDMs(contact: contact, limit: limit)
+            return try node.directMessages.readDMs(contact: contact, limit: limit)
         }
         return CommandOutput(fields: [("messages", .array(messages.map(DMOutput.message)))],
                              human: messages.isEmpty ? "(no messages)" : messages.map(DMOutput.messageText).joined(separator: "\n"))

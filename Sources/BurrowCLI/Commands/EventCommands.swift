@@ -16,7 +16,7 @@ struct PublishCommand: BurrowCommand {
     func execute() async throws -> CommandOutput {
         let parsedTags = try tags.map(Self.parseTag)
         let (event, results) = try await NodeOpener.with(globals) {
-            try await $0.publish(kind: kind, content: content, tags: parsedTags, timeout: globals.timeoutDuration)
+            try await $0.gateway.publish(kind: kind, content: content, tags: parsedTags, timeout: globals.timeoutDuration)
         }
         if !results.contains(where: \.accepted) {
             let reasons = results.map { "\($0.url): \($0.error.map { "\($0)" } ?? $0.message)" }.joined(separator: "; ")
@@ -58,7 +58,7 @@ struct FetchCommand: BurrowCommand {
         do { parsed = try Filter(json: Array(filter.utf8)) } catch {
             throw CLIError(.invalid_input, "not a NIP-01 filter: \(error)")
         }
-        let events = try await NodeOpener.with(globals) { try await $0.fetch(parsed, timeout: globals.timeoutDuration) }
+        let events = try await NodeOpener.with(globals) { try await $0.gateway.fetch(parsed, timeout: globals.timeoutDuration) }
         return CommandOutput(
             fields: [("events", .array(events.map { .raw($0.jsonString) }))],
             human: events.map(\.jsonString).joined(separator: "\n")

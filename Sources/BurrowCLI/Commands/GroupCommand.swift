@@ -32,9 +32,9 @@ struct GroupCommand: AsyncParsableCommand {
             let invitees = try KeyArgument.publicKeys(invites)
             let adminKeys = try KeyArgument.publicKeys(admins)
             let (view, namesake) = try await NodeOpener.with(globals) { node in
-                let view = try await node.createGroup(name: name, description: description, invitees: invitees, admins: adminKeys,
+                let view = try await node.groups.createGroup(name: name, description: description, invitees: invitees, admins: adminKeys,
                                                       timeout: globals.timeoutDuration)
-                let namesake = try node.groups().contains { $0.mlsGroupID != view.mlsGroupID && $0.name.lowercased() == name.lowercased() }
+                let namesake = try node.groups.list().contains { $0.mlsGroupID != view.mlsGroupID && $0.name.lowercased() == name.lowercased() }
                 return (view, namesake)
             }
             // Two groups of one name make every later `chat NAME` ambiguous: said at once.
@@ -53,7 +53,7 @@ struct GroupCommand: AsyncParsableCommand {
         func execute() async throws -> CommandOutput {
             let parsed = try KeyArgument.publicKeys(keys)
             return GroupCommand.outputWarning(try await NodeOpener.with(globals) {
-                try await $0.addMembers(group, keys: parsed, timeout: globals.timeoutDuration)
+                try await $0.groups.addMembers(group, keys: parsed, timeout: globals.timeoutDuration)
             }, json: globals.json)
         }
     }
@@ -67,7 +67,7 @@ struct GroupCommand: AsyncParsableCommand {
         func execute() async throws -> CommandOutput {
             let parsed = try KeyArgument.publicKeys(keys)
             return GroupCommand.output(try await NodeOpener.with(globals) {
-                try await $0.removeMembers(group, keys: parsed, timeout: globals.timeoutDuration)
+                try await $0.groups.removeMembers(group, keys: parsed, timeout: globals.timeoutDuration)
             })
         }
     }
@@ -81,7 +81,7 @@ struct GroupCommand: AsyncParsableCommand {
 
         func execute() async throws -> CommandOutput {
             GroupCommand.output(try await NodeOpener.with(globals) {
-                try await $0.updateGroup(group, name: name, description: description, timeout: globals.timeoutDuration)
+                try await $0.groups.updateGroup(group, name: name, description: description, timeout: globals.timeoutDuration)
             })
         }
     }
@@ -98,7 +98,7 @@ struct GroupCommand: AsyncParsableCommand {
             let removes = try KeyArgument.publicKeys(remove)
             guard !adds.isEmpty || !removes.isEmpty else { throw CLIError(.invalid_input, "give --add or --remove") }
             return GroupCommand.output(try await NodeOpener.with(globals) {
-                try await $0.changeAdmins(group, add: adds, remove: removes, timeout: globals.timeoutDuration)
+                try await $0.groups.changeAdmins(group, add: adds, remove: removes, timeout: globals.timeoutDuration)
             })
         }
     }
@@ -113,7 +113,7 @@ struct GroupCommand: AsyncParsableCommand {
         func execute() async throws -> CommandOutput {
             guard !add.isEmpty || !remove.isEmpty else { throw CLIError(.invalid_input, "give --add or --remove") }
             return GroupCommand.outputWarning(try await NodeOpener.with(globals) {
-                try await $0.changeRelays(group, add: add, remove: remove, timeout: globals.timeoutDuration)
+                try await $0.groups.changeRelays(group, add: add, remove: remove, timeout: globals.timeoutDuration)
             }, json: globals.json)
         }
     }
@@ -124,7 +124,7 @@ struct GroupCommand: AsyncParsableCommand {
         @Argument(help: "The group.") var group: String
 
         func execute() async throws -> CommandOutput {
-            GroupCommand.output(try await NodeOpener.with(globals) { try await $0.selfUpdate(group, timeout: globals.timeoutDuration) })
+            GroupCommand.output(try await NodeOpener.with(globals) { try await $0.groups.selfUpdate(group, timeout: globals.timeoutDuration) })
         }
     }
 
@@ -136,7 +136,7 @@ struct GroupCommand: AsyncParsableCommand {
         func execute() async throws -> CommandOutput {
             let groups = try await NodeOpener.with(globals) { node in
                 try await freshness.apply(node, globals)
-                return try node.groups()
+                return try node.groups.list()
             }
             return CommandOutput(fields: [("groups", .array(groups.map(MarmotOutput.group)))],
                                  human: groups.isEmpty ? "(no groups)" : groups.map(MarmotOutput.groupText).joined(separator: "\n"))
@@ -152,7 +152,7 @@ struct GroupCommand: AsyncParsableCommand {
         func execute() async throws -> CommandOutput {
             GroupCommand.output(try await NodeOpener.with(globals) { node in
                 try await freshness.apply(node, globals)
-                return try node.group(group)
+                return try node.groups.group(group)
             })
         }
     }
@@ -167,7 +167,7 @@ struct GroupCommand: AsyncParsableCommand {
         func execute() async throws -> CommandOutput {
             let tree = try await NodeOpener.with(globals) { node in
                 try await freshness.apply(node, globals)
-                return try node.ratchetTree(group)
+                return try node.groups.ratchetTree(group)
             }
             return CommandOutput(
                 fields: [("epoch", .int(Int64(clamping: tree.epoch))), ("tree_hash", .string(tree.treeHash)),
@@ -185,7 +185,7 @@ struct GroupCommand: AsyncParsableCommand {
         func execute() async throws -> CommandOutput {
             let requests = try await NodeOpener.with(globals) { node in
                 try await freshness.apply(node, globals)
-                return try node.leaveRequests(group)
+                return try node.groups.leaveRequests(group)
             }
             return CommandOutput(
                 fields: [("requests", .array(requests.map { .object([("member", .string($0.member)), ("created_at", .int($0.createdAt))]) }))],

@@ -15,7 +15,7 @@ struct InviteCommand: AsyncParsableCommand {
         func execute() async throws -> CommandOutput {
             let (invites, issues) = try await NodeOpener.with(globals) { node in
                 let issues = try await freshness.apply(node, globals)
-                return (try node.invites(), issues)
+                return (try node.groups.invites(), issues)
             }
             // What the sync refused is shown too: a welcome we could not take is an invite
             // someone sent that would otherwise vanish without a word.
@@ -33,7 +33,7 @@ struct InviteCommand: AsyncParsableCommand {
         @Argument(help: "The invite id (the gift wrap's event id, or a unique prefix).") var id: String
 
         func execute() async throws -> CommandOutput {
-            GroupCommand.output(try await NodeOpener.with(globals) { try await $0.acceptInvite(id, timeout: globals.timeoutDuration) })
+            GroupCommand.output(try await NodeOpener.with(globals) { try await $0.groups.acceptInvite(id, timeout: globals.timeoutDuration) })
         }
     }
 
@@ -43,7 +43,7 @@ struct InviteCommand: AsyncParsableCommand {
         @Argument(help: "The invite id.") var id: String
 
         func execute() async throws -> CommandOutput {
-            GroupCommand.output(try await NodeOpener.with(globals) { try $0.declineInvite(id) })
+            GroupCommand.output(try await NodeOpener.with(globals) { try $0.groups.declineInvite(id) })
         }
     }
 }

@@ -17,7 +17,7 @@ struct JoinRequestCommand: BurrowCommand {
     func execute() async throws -> CommandOutput {
         let target = try resolveTarget()
         let sent = try await NodeOpener.with(globals) { node in
-            try await node.requestToJoin(groupID: target.groupID, inviter: target.inviter, name: name, extraRelays: target.relays,
+            try await node.groups.requestToJoin(groupID: target.groupID, inviter: target.inviter, name: name, extraRelays: target.relays,
                                          timeout: globals.timeoutDuration)
         }
         return CommandOutput(
@@ -53,7 +53,7 @@ extension InviteCommand {
         func execute() async throws -> CommandOutput {
             let requests = try await NodeOpener.with(globals) { node in
                 try await freshness.apply(node, globals)
-                return try node.joinRequests(group: group)
+                return try node.groups.joinRequests(group: group)
             }
             return CommandOutput(fields: [("requests", .array(requests.map(JoinRequestOutput.request)))],
                                  human: requests.isEmpty ? "(no join requests)" : requests.map(JoinRequestOutput.text).joined(separator: "\n"))
@@ -67,7 +67,7 @@ extension InviteCommand {
         @Argument(help: "The request id (or a unique prefix, at least 8 hex digits).") var id: String
 
         func execute() async throws -> CommandOutput {
-            GroupCommand.outputWarning(try await NodeOpener.with(globals) { try await $0.approveJoinRequest(id, timeout: globals.timeoutDuration) },
+            GroupCommand.outputWarning(try await NodeOpener.with(globals) { try await $0.groups.approveJoinRequest(id, timeout: globals.timeoutDuration) },
                                        json: globals.json)
         }
     }
@@ -78,7 +78,7 @@ extension InviteCommand {
         @Argument(help: "The request id (or a unique prefix, at least 8 hex digits).") var id: String
 
         func execute() async throws -> CommandOutput {
-            let rejected = try await NodeOpener.with(globals) { try $0.rejectJoinRequest(id) }
+            let rejected = try await NodeOpener.with(globals) { try $0.groups.rejectJoinRequest(id) }
             return CommandOutput(fields: [("request", JoinRequestOutput.request(rejected))], human: "rejected " + JoinRequestOutput.text(rejected))
         }
     }

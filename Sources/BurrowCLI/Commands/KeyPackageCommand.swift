@@ -12,7 +12,7 @@ struct KeyPackageCommand: AsyncParsableCommand {
         @OptionGroup var globals: GlobalOptions
 
         func execute() async throws -> CommandOutput {
-            let published = try await NodeOpener.with(globals) { try await $0.publishKeyPackage(timeout: globals.timeoutDuration) }
+            let published = try await NodeOpener.with(globals) { try await $0.groups.publishKeyPackage(timeout: globals.timeoutDuration) }
             let ids: [(String, JSONOutput)] = [
                 ("30443", .string(published.keyPackage.hex)), ("443", .string(published.legacyKeyPackage.hex)),
                 ("10051", .string(published.relayList.hex)), ("10050", .string(published.inboxList.hex)),

@@ -10,11 +10,11 @@ extension NodeOpener {
         let node = try open(globals)
         do {
             let result = try await body(node)
-            await node.closeConnections()
+            await node.gateway.closeConnections()
             node.close()
             return result
         } catch {
-            await node.closeConnections()
+            await node.gateway.closeConnections()
             node.close()
             throw error
         }

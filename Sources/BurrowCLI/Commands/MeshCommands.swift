@@ -24,14 +24,14 @@ struct MeshOptions: ParsableArguments {
 /// Starts the mesh for a node: its Pigeon identity's DM tags are ours.
 enum MeshStarter {
     static func start(_ setup: MeshSetup, node: BurrowNode) async throws -> MeshService {
-        try await MeshService.start(setup, dmIdentityKeys: node.meshDMIdentityKeys(), logger: Logger(label: "burrow.mesh"))
+        try await MeshService.start(setup, dmIdentityKeys: node.directMessages.meshDMIdentityKeys(), logger: Logger(label: "burrow.mesh"))
     }
 
     /// The mesh a nearby command uses: the running node's (forwarded into `run`), else one it
     /// starts itself (`--mesh`, default bluez) and stops when done.
     static func withMesh<T>(_ options: MeshOptions, node: BurrowNode, _ body: (MeshService) async throws -> T) async throws -> T {
         if ServingNode.current != nil {
-            guard let mesh = node.mesh else {
+            guard let mesh = node.meshBridge.mesh else {
                 throw MeshNodeError.meshOff("`burrow run` has no mesh up: restart it with --mesh bluez or --mesh udp:…")
             }
             return try await body(mesh)
@@ -39,14 +39,14 @@ enum MeshStarter {
         let setup = try options.setup(default: "bluez")
         guard !setup.isOff else { throw MeshNodeError.meshOff("this command needs the mesh: give --mesh bluez or --mesh udp:…") }
         let mesh = try await start(setup, node: node)
-        node.attachMesh(mesh)
+        node.meshBridge.attachMesh(mesh)
         do {
             let result = try await body(mesh)
-            node.attachMesh(nil)
+            node.meshBridge.attachMesh(nil)
             await mesh.stop()
             return result
         } catch {
-            node.attachMesh(nil)
+            node.meshBridge.attachMesh(nil)
             await mesh.stop()
             throw error
         }
@@ -64,7 +64,7 @@ struct MeshCommand: AsyncParsableCommand {
 
         func execute() async throws -> CommandOutput {
             // Outside `run` the home opens here, with no mesh: `mesh_off`.
-            let status = try await NodeOpener.with(globals) { try $0.meshStatus() }
+            let status = try await NodeOpener.with(globals) { try $0.meshBridge.meshStatus() }
             return CommandOutput(fields: [("mesh", MeshOutput.status(status))], human: MeshOutput.statusText(status))
         }
     }

@@ -10,7 +10,7 @@ struct ChatCommand: BurrowCommand {
     @Argument(help: "The text.") var text: String
 
     func execute() async throws -> CommandOutput {
-        let sent = try await NodeOpener.with(globals) { try await $0.chat(group, text: text, timeout: globals.timeoutDuration) }
+        let sent = try await NodeOpener.with(globals) { try await $0.groups.chat(group, text: text, timeout: globals.timeoutDuration) }
         return CommandOutput(fields: SentOutput.ids(sent), human: "sent to \(TerminalText.sanitized(sent.groupName))")
     }
 }
@@ -28,7 +28,7 @@ struct LocationCommand: BurrowCommand {
 
     func execute() async throws -> CommandOutput {
         let sent = try await NodeOpener.with(globals) {
-            try await $0.shareLocation(group, latitude: lat, longitude: lon, altitude: alt, accuracy: acc, battery: batt.map(Int64.init),
+            try await $0.groups.shareLocation(group, latitude: lat, longitude: lon, altitude: alt, accuracy: acc, battery: batt.map(Int64.init),
                                        timeout: globals.timeoutDuration)
         }
         var location: [(String, JSONOutput)] = [("lat", .double(lat)), ("lon", .double(lon))]
@@ -57,7 +57,7 @@ struct LeaveCommand: BurrowCommand {
     @Argument(help: "The group.") var group: String
 
     func execute() async throws -> CommandOutput {
-        GroupCommand.output(try await NodeOpener.with(globals) { try await $0.leave(group, timeout: globals.timeoutDuration) })
+        GroupCommand.output(try await NodeOpener.with(globals) { try await $0.groups.leave(group, timeout: globals.timeoutDuration) })
     }
 }
 
@@ -73,7 +73,7 @@ struct MessagesCommand: BurrowCommand {
         if let limit, limit < 0 { throw CLIError(.invalid_input, "--limit must not be negative") }
         let messages = try await NodeOpener.with(globals) { node in
             try await freshness.apply(node, globals)
-            return try node.messages(group, limit: limit)
+            return try node.groups.messages(group, limit: limit)
         }
         return CommandOutput(fields: [("messages", .array(messages.map(MarmotOutput.message)))],
                              human: messages.isEmpty ? "(no messages)" : messages.map(MarmotOutput.messageText).joined(separator: "\n"))
@@ -91,7 +91,7 @@ struct LocationsCommand: BurrowCommand {
     func execute() async throws -> CommandOutput {
         let (locations, name) = try await NodeOpener.with(globals) { node in
             try await freshness.apply(node, globals)
-            return (try node.locations(group), try node.group(group).name)
+            return (try node.groups.locations(group), try node.groups.group(group).name)
         }
         // Absolute already when forwarded (resolved in the caller's directory); said in full.
         let svgPath = svg.map { URL(fileURLWithPath: $0).standardizedFileURL.path }

@@ -24,7 +24,7 @@ struct InviteNearbyCommand: ForwardableCommand {
                 try await MeshStarter.withMesh(meshOptions, node: node) { mesh in
                     // Forwarded into `run`, the node keeps processing while the invite is open.
                     try await NodeMailbox.yieldingTurn {
-                        try await node.hostNearbyInvite(group, expiresIn: expires, mesh: mesh, timeout: globals.timeoutDuration) { event in
+                        try await node.groups.hostNearbyInvite(group, expiresIn: expires, mesh: mesh, timeout: globals.timeoutDuration) { event in
                             // The code is needed now: forwarded, it goes to the caller as progress.
                             Console.progress(json ? NearbyOutput.progress(event).serialized : TerminalText.sanitized(NearbyOutput.progressText(event)))
                         }
@@ -67,7 +67,7 @@ struct JoinNearbyCommand: ForwardableCommand {
         if list {
             let beacons = try await NodeOpener.with(globals) { node in
                 try await MeshStarter.withMesh(meshOptions, node: node) { mesh in
-                    await NodeMailbox.yieldingTurn { await node.listNearbyInvites(mesh: mesh, wait: listen) }
+                    await NodeMailbox.yieldingTurn { await node.groups.listNearbyInvites(mesh: mesh, wait: listen) }
                 }
             }
             Console.out(json ? JSONOutput.object([("ok", .bool(true)), ("invites", .array(beacons.map(NearbyOutput.beacon)))]).serialized
@@ -95,7 +95,7 @@ struct JoinNearbyCommand: ForwardableCommand {
                     chosen = chosenSelector
                     code = try Self.readCode(file: codeFile)
                 } else {
-                    let beacons = await node.listNearbyInvites(mesh: mesh, wait: listen)
+                    let beacons = await node.groups.listNearbyInvites(mesh: mesh, wait: listen)
                     guard !beacons.isEmpty else { throw MeshNodeError.noInvites("no invite heard nearby") }
                     for (index, beacon) in beacons.enumerated() { Console.err("[\(index + 1)] " + NearbyOutput.beaconText(beacon)) }
                     var pick = 0
@@ -112,7 +112,7 @@ struct JoinNearbyCommand: ForwardableCommand {
                 }
                 let invite = chosen ?? ""
                 return try await NodeMailbox.yieldingTurn {
-                    try await node.joinNearby(mesh: mesh, invite: invite, code: code, accept: accept, timeout: globals.timeoutDuration)
+                    try await node.groups.joinNearby(mesh: mesh, invite: invite, code: code, accept: accept, timeout: globals.timeoutDuration)
                 }
             }
         }

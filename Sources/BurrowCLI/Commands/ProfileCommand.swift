@@ -20,7 +20,7 @@ struct ProfileCommand: AsyncParsableCommand {
                 throw CLIError(.usage, "give at least one of --name, --about, --picture")
             }
             let (profile, event, results) = try await NodeOpener.with(globals) {
-                try await $0.setProfile(name: name, about: about, picture: picture, timeout: globals.timeoutDuration)
+                try await $0.profiles.setProfile(name: name, about: about, picture: picture, timeout: globals.timeoutDuration)
             }
             let accepted = results.filter(\.accepted).map(\.url)
             var human = "profile published: \(ProfileOutput.title(profile))"
@@ -39,7 +39,7 @@ struct ProfileCommand: AsyncParsableCommand {
 
         func execute() async throws -> CommandOutput {
             let profile = try await NodeOpener.with(globals) {
-                try await $0.profile(who, sync: freshness.sync, timeout: globals.timeoutDuration)
+                try await $0.profiles.profile(who, sync: freshness.sync, timeout: globals.timeoutDuration)
             }
             var lines = [ProfileOutput.title(profile)]
             if let about = profile.about { lines.append("  about:   \(TerminalText.sanitized(about))") }

@@ -59,7 +59,7 @@ final class LiveSender: Sendable {
 
     /// Asks for a flush of the DM outbox and the deletion of `deletions` from our mailbox; a
     /// round already running in a lane is followed by one more.
-    func kick(_ node: BurrowNode, deletions ids: [EventID], timeout: Duration) {
+    func kick(_ node: DirectMessageService, deletions ids: [EventID], timeout: Duration) {
         if !ids.isEmpty { deletions.kick(ids) { batch in await node.deleteSettledWraps(batch, timeout: timeout) } }
         flushes.kick([]) { _ in await node.flushDMOutbox(timeout: timeout) }
     }

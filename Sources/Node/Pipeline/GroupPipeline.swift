@@ -82,7 +82,7 @@ struct GroupPipeline {
         // Groups we are in come first; a pending invite never shadows them (a forged welcome
         // reusing a group's nostr_group_id must not freeze the real group).
         let readable = candidates.filter { $0.group.row.state != .pending }
-            .sorted { Self.readsFirst($0.group.row.state) && !Self.readsFirst($1.group.row.state) }
+            .sorted { $0.group.row.state.isReadable && !$1.group.row.state.isReadable }
         guard !readable.isEmpty else { return .skip }
         var opened: (Candidate, DecryptedGroupEvent)?
         for candidate in readable {
@@ -92,7 +92,7 @@ struct GroupPipeline {
             }
         }
         guard let (candidate, decrypted) = opened else {
-            guard let ours = readable.first(where: { Self.readsFirst($0.group.row.state) }) else {
+            guard let ours = readable.first(where: { $0.group.row.state.isReadable }) else {
                 // Left or removed: its later events are none of ours; recorded, not an error.
                 return .record("for a group we no longer read", counted: false)
             }
@@ -136,7 +136,4 @@ struct GroupPipeline {
         change.group.group.dropSnapshots(committedBefore: now - MarmotGroup.snapshotTTL)
         return .apply(change)
     }
-
-    /// Whether a group in `state` is one we read and write (its events come before others').
-    static func readsFirst(_ state: StoredGroup.State) -> Bool { state == .active || state == .leaving }
 }

@@ -29,6 +29,10 @@ public struct StoredKeyPackage: Sendable {
 public struct StoredGroup: Sendable {
     public enum State: String, Sendable, CaseIterable {
         case pending, active, leaving, left, removed, declined
+
+        /// Whether we read and write the group's events: active, or leaving until our leave
+        /// is committed.
+        public var isReadable: Bool { self == .active || self == .leaving }
     }
 
     public let mlsGroupID: [UInt8]

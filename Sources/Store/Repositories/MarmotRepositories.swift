@@ -76,6 +76,11 @@ public struct GroupRepository {
         try transaction.connection().query("\(Self.select) ORDER BY created_at, mls_group_id", row: Self.row)
     }
 
+    /// The groups whose events we read and write: active, or leaving until our leave commits.
+    public func readable() throws -> [StoredGroup] {
+        try list().filter(\.state.isReadable)
+    }
+
     public func delete(mlsGroupID: [UInt8]) throws {
         try transaction.connection().execute("DELETE FROM groups WHERE mls_group_id = ?", [.blob(mlsGroupID)])
     }

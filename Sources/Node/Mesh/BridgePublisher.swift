@@ -5,7 +5,7 @@ import Synchronization
 /// for up to its timeout, and what arrives on the mesh is paced by strangers' radios, not by us.
 /// An event that finds every slot taken is not bridged (counted in `refused`): it is already
 /// processed here, and its sender or another bridge still owes it to the relays.
-final class MeshBridge: Sendable {
+final class BridgePublisher: Sendable {
     /// Publishes running at once. A family's groups carry a few events a minute and a publish
     /// settles within seconds, so 4 never queue honest traffic, while a flood of accepted
     /// events costs at most 4 × the group's relays in sockets.

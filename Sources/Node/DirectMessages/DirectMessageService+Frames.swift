@@ -6,7 +6,7 @@ import RelayClient
 import Store
 
 /// Sending, receiving and carrying DM frames (Docs/protocols/pigeon-dm.md sections 4, 6.1, 7, 8).
-extension BurrowNode {
+extension DirectMessageService {
     /// The NIP-59 rumor kind that carries a Pigeon frame.
     static let dmRumorKind = NostrCarrier.rumorKind
     /// Seconds between resends of an unanswered handshake1 by `sync` and `run`'s upkeep (it
@@ -14,59 +14,6 @@ extension BurrowNode {
     static let handshakeResendInterval: Int64 = 300
 
     // MARK: - Sending
-
-    /// `dm send`: on the current session at once; otherwise a handshake is started and the
-    /// message waits (`queued`) until it completes — within `timeout` here, else on a later
-    /// `sync` or under `run`.
-    public func sendDM(to contactText: String, text: String, via: DMVia = .auto, timeout: Duration) async throws -> DMView {
-        if via == .mesh, mesh == nil {
-            // No contact name or key here: errors end up in logs and screenshots.
-            throw NodeError.noRoute("the mesh is not running in this home (start `burrow run --mesh …`), so no mesh route reaches the contact")
-        }
-        let body = Array(text.utf8)
-        guard !body.isEmpty else { throw NodeError.invalidInput("a message needs text") }
-        guard body.count <= MessageContent.maximumTextBody else {
-            throw NodeError.messageTooLarge("a message holds at most \(MessageContent.maximumTextBody) bytes of text")
-        }
-        let msgID = Self.randomMessageID()
-        let (identity, needsHandshake) = try store.transaction { tx -> (Ed25519PublicKey, Bool) in
-            let state = try pigeon(tx)
-            let contact = try resolveContact(contactText, in: state, tx)
-            let now = Self.nowMilliseconds()
-            try tx.dmMessages.insert(StoredDM(contact: contact.identityKey.bytes, direction: .outgoing, msgID: msgID, sessionID: nil,
-                                              kind: Int(MessageContent.Kind.text.rawValue), sentAt: Int64(clamping: now), receivedAt: nil,
-                                              body: body, status: .queued))
-            if state.currentSession(with: contact.identityKey) != nil {
-                try encryptQueued(for: contact.identityKey, state: state, now: now, tx)
-                return (contact.identityKey, false)
-            }
-            try startHandshake(with: contact, state: state, now: now, tx)
-            return (contact.identityKey, true)
-        }
-        Failpoint.dmStored.check()
-        // `via` is for this contact's frames; the rest of the outbox goes the default way.
-        let route = DMRoute(contact: identity.bytes, via: via)
-        await flushDMOutbox(timeout: timeout, route: route)
-        if needsHandshake {
-            // Wait for the answer (handshake2) within the timeout; the queued message goes on
-            // the new session as soon as it is established.
-            let deadline = ContinuousClock.now.advanced(by: timeout)
-            while ContinuousClock.now < deadline {
-                var report = SyncReport()
-                // The answer may come by the mesh: `run` queues its frames for us to step here.
-                await drainMeshDMs(report: &report)
-                if via != .mesh { try? await syncDMInbox(timeout: min(timeout, .seconds(5)), report: &report) }
-                if try store.transaction({ tx in try loadPigeon(tx)?.currentSession(with: identity) != nil }) { break }
-                try? await Task.sleep(for: .milliseconds(300))
-            }
-            await flushDMOutbox(timeout: timeout, route: route)
-        }
-        return try store.transaction { tx in
-            guard let stored = try tx.dmMessages.get(contact: identity.bytes, direction: .outgoing, msgID: msgID),
-                  let state = try loadPigeon(tx) else { throw NodeError.internalError("the message was not stored") }
-            return try dmView(stored, state: state, tx)
-        }
-    }
 
     /// Starts (or re-sends) a handshake with `contact`: the pending state and the outbox row
     /// commit before handshake1 leaves.
@@ -165,7 +112,7 @@ extension BurrowNode {
                         carriedFrames.insert(frame.id)
                     }
                 } catch {
-                    logger.debug("DM frame not carried by the mesh", metadata: ["error": "\(Self.describe(error))"])
+                    logger.debug("DM frame not carried by the mesh", metadata: ["error": "\(BurrowNode.describe(error))"])
                 }
             }
             do {
@@ -203,7 +150,7 @@ extension BurrowNode {
                 let retryAt = Self.now() + DMOutboxPolicy.retryDelay(afterAttempts: frame.attempts + 1)
                 _ = try? store.transaction { try $0.dmOutbox.deferAttempt(id: frame.id, until: retryAt) }
                 logger.warning(carried ? "DM frame carried by the mesh, still owed to the relays" : "DM frame not published yet",
-                               metadata: ["error": "\(Self.describe(error))"])
+                               metadata: ["error": "\(BurrowNode.describe(error))"])
             }
         }
     }
@@ -216,10 +163,10 @@ extension BurrowNode {
     func publishToMailbox(_ wrap: Event, to urls: [String], deadline: ContinuousClock.Instant) async throws {
         var pause: Duration = .milliseconds(200)
         while true {
-            let results = try await pool(urls).publish(wrap, timeout: max(.milliseconds(1), deadline - ContinuousClock.now))
+            let results = try await gateway.pool(urls).publish(wrap, timeout: max(.milliseconds(1), deadline - ContinuousClock.now))
             if results.contains(where: \.accepted) { return }
             guard results.contains(where: { $0.message.hasPrefix(Self.mailboxFullAnswer) }),
-                  deadline - ContinuousClock.now > pause else { throw Self.publishFailure(results, eventID: wrap.id) }
+                  deadline - ContinuousClock.now > pause else { throw RelayGateway.publishFailure(results, eventID: wrap.id) }
             try await Task.sleep(for: pause)
             pause = min(pause * 2, .seconds(2))
         }
@@ -236,7 +183,7 @@ extension BurrowNode {
             return card.relays
         }
         if !ours.isEmpty,
-           let lists = try? await fetchEvents(Filter(authors: [recipient], kinds: [InboxRelayList.kind]), from: ours, timeout: timeout),
+           let lists = try? await gateway.fetchEvents(Filter(authors: [recipient], kinds: [InboxRelayList.kind]), from: ours, timeout: timeout),
            let newest = lists.max(by: { $0.createdAt < $1.createdAt }) {
             let inbox = Self.inboxRoute(InboxRelayList.relays(newest), ours: ours)
             if !inbox.isEmpty { return inbox }
@@ -260,12 +207,6 @@ extension BurrowNode {
     }
 
     // MARK: - Receiving
-
-    /// Fetches the gift wraps addressed to us and processes them (welcomes and DM frames).
-    func syncDMInbox(timeout: Duration, report: inout SyncReport) async throws {
-        try await syncGiftWraps(timeout: timeout, report: &report)
-        await flushDMOutbox(timeout: timeout)
-    }
 
     /// One DM frame from a gift wrap sealed by `sender`: stepped through the engine; its state
     /// changes, the message, the replies and the wrap's processed mark commit together.
@@ -387,10 +328,10 @@ extension BurrowNode {
                 for chunk in stride(from: 0, to: relayIDs.count, by: 500) {
                     let tags = relayIDs[chunk..<min(chunk + 500, relayIDs.count)].map { ["e", $0.hex] } + [["k", String(Kind.giftWrap)]]
                     let deletion = try Event.sign(kind: 5, content: "", tags: tags, createdAt: Self.now(), keys: keys, rng: &rng)
-                    _ = try await pool([url]).publish(deletion, timeout: timeout)
+                    _ = try await gateway.pool([url]).publish(deletion, timeout: timeout)
                 }
             } catch {
-                logger.debug("mailbox deletion not sent", metadata: ["error": "\(Self.describe(error))"])
+                logger.debug("mailbox deletion not sent", metadata: ["error": "\(BurrowNode.describe(error))"])
             }
         }
     }
@@ -477,7 +418,7 @@ extension BurrowNode {
         var received: [DMView] = []
         for case .dm(let message) in updates { received.append(message) }
         do { try sendReceipts(for: received) } catch {
-            logger.warning("DM receipts not queued", metadata: ["error": "\(Self.describe(error))"])
+            logger.warning("DM receipts not queued", metadata: ["error": "\(BurrowNode.describe(error))"])
         }
     }
 
@@ -529,7 +470,7 @@ extension BurrowNode {
                 try tx.dmOutbox.prune(sentBefore: Self.now() - 7 * 86_400)
             }
         } catch {
-            logger.warning("DM upkeep failed", metadata: ["error": "\(Self.describe(error))"])
+            logger.warning("DM upkeep failed", metadata: ["error": "\(BurrowNode.describe(error))"])
         }
         await flushDMOutbox(timeout: timeout)
     }

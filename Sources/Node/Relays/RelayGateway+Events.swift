@@ -5,7 +5,7 @@ import Store
 
 /// Plain events: sign and publish, fetch with one filter. Everything fetched is verified by the
 /// relay pool before it reaches here, and is recorded in the store's raw-event table.
-extension BurrowNode {
+extension RelayGateway {
     /// Signs a plain event with the identity key, records it, and publishes it to every relay.
     public func publish(kind: Int, content: String, tags: [[String]], timeout: Duration) async throws -> (Event, [PublishResult]) {
         try await publish(kind: kind, content: content, tags: tags, createdAt: Self.now(), timeout: timeout)
@@ -56,5 +56,25 @@ extension BurrowNode {
             id: event.id.bytes, kind: event.kind, pubkey: event.pubkey.bytes,
             createdAt: event.createdAt, json: event.jsonString, receivedAt: now()
         )
+    }
+
+    /// Publishes every queued event whose prerequisite was sent (welcomes after their commit).
+    func flushOutbox(timeout: Duration) async {
+        guard let ready = try? store.transaction({ try $0.outbox.ready() }) else { return }
+        // Commits are never re-sent from here: `recoverPendingCommits` asks the relays first.
+        for entry in ready where entry.purpose != .commit {
+            guard let event = try? UnverifiedEvent(json: entry.json).verified() else {
+                _ = try? store.transaction { try $0.outbox.setState(eventID: entry.eventID, .failed) }
+                continue
+            }
+            do {
+                try await publishAccepted(event, to: entry.relays, timeout: timeout)
+                Failpoint.outboxPublished.check()
+                if entry.purpose == .welcome { Failpoint.welcomePublished.check() }
+                _ = try? store.transaction { try $0.outbox.setState(eventID: entry.eventID, .sent) }
+            } catch {
+                logger.warning("queued event not published yet", metadata: ["event": "\(event.id.hex)", "error": "\(BurrowNode.describe(error))"])
+            }
+        }
     }
 }

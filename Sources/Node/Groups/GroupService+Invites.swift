@@ -5,7 +5,7 @@ import Nostr
 import Store
 
 /// Welcomes need consent: they wait as invites until accepted or declined.
-extension BurrowNode {
+extension GroupService {
     public func invites() throws -> [InviteView] {
         try store.transaction { tx in try tx.invites.list(state: .pending).map { try inviteView($0, tx: tx) } }
     }
@@ -42,7 +42,7 @@ extension BurrowNode {
             return MLSGroupID(invite.mlsGroupID)
         }
         do { _ = try await publishKeyPackage(timeout: timeout) } catch {
-            logger.warning("could not publish a fresh KeyPackage after joining", metadata: ["error": "\(Self.describe(error))"])
+            logger.warning("could not publish a fresh KeyPackage after joining", metadata: ["error": "\(BurrowNode.describe(error))"])
         }
         var report = SyncReport()
         do { try await syncGroups([id], timeout: timeout, report: &report) } catch where !relaysRequired {

@@ -23,7 +23,7 @@ public struct StagedMessage: Sendable {
 }
 
 /// Sending chat and locations; reading messages, locations and leave requests.
-extension BurrowNode {
+extension GroupService {
     /// Sends a kind-9 chat message with plain text (what White Noise and Whistle both show).
     public func chat(_ groupText: String, text: String, timeout: Duration) async throws -> SentMessage {
         let id = try await catchUpIfReachable(groupText, timeout: timeout)
@@ -61,8 +61,8 @@ extension BurrowNode {
         Failpoint.messageStored.check()
         // With the mesh up, the message also goes hop by hop; if no relay takes it now it stays
         // queued for them, and the send has still left this device.
-        let carried = await carryOnMesh(staged.event)
-        do { try await publishAccepted(staged.event, to: staged.relays, timeout: timeout) } catch where carried {
+        let carried = await meshBridge.carryOnMesh(staged.event)
+        do { try await gateway.publishAccepted(staged.event, to: staged.relays, timeout: timeout) } catch where carried {
             logger.info("no relay took the message; the mesh carried it and it stays queued for the relays")
             return SentMessage(eventID: staged.event.id, messageID: staged.rumor.id, groupName: staged.groupName)
         }
@@ -80,7 +80,7 @@ extension BurrowNode {
         let ours = try relays()
         let (event, rumor, urls, name) = try store.transaction { tx -> (Event, Rumor, [String], String) in
             var loaded = try loadGroup(mlsGroupID: id, in: tx)
-            guard loaded.row.state == .active || loaded.row.state == .leaving else {
+            guard loaded.row.state.isReadable else {
                 throw NodeError.invalidInput("the group is \(loaded.row.state.rawValue)")
             }
             let rumor = try make(now)

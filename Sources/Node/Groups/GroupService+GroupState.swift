@@ -25,7 +25,7 @@ extension LoadedGroup {
     }
 }
 
-extension BurrowNode {
+extension GroupService {
     /// Resolves GROUP (Docs/cli.md): a nostr_group_id or mls_group_id, a unique prefix of
     /// either (at least 8 hex digits), or an exact unique name.
     func resolveGroup(_ text: String, in tx: StoreTransaction) throws -> LoadedGroup {
@@ -79,7 +79,7 @@ extension BurrowNode {
         try store.transaction { try resolveGroup(text, in: $0).group.mlsGroupID }
     }
 
-    public func groups() throws -> [GroupView] {
+    public func list() throws -> [GroupView] {
         try store.transaction { tx in
             try tx.groups.list().filter { $0.state != .declined }.map {
                 try LoadedGroup($0).namedView(stale: try isStale(MLSGroupID($0.mlsGroupID), tx), tx: tx)
@@ -110,6 +110,18 @@ extension BurrowNode {
     func loadGroup(mlsGroupID: MLSGroupID, in tx: StoreTransaction) throws -> LoadedGroup {
         guard let row = try tx.groups.get(mlsGroupID: mlsGroupID.bytes) else { throw NodeError.unknownGroup(mlsGroupID.hex) }
         return try LoadedGroup(row, tx: tx)
+    }
+
+    /// The relays of the readable group an event's `h` tag names (where a group event the
+    /// mesh carried is passed on); none when it names no group we read.
+    func relayURLs(forEventOf event: Event) -> [String] {
+        guard let hTag = BurrowNode.hTag(event), let ours = try? relays(),
+              let urls = try? store.transaction({ tx -> [String]? in
+                  guard let row = try tx.groups.readable().first(where: { Hex.encode($0.nostrGroupID) == hTag }) else { return nil }
+                  return relayURLs(for: try LoadedGroup(row).group, ours: ours)
+              }) ?? nil
+        else { return [] }
+        return urls
     }
 
     /// Where a group's events go and come from: its own relays and ours.

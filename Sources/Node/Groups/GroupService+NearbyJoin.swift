@@ -26,7 +26,7 @@ public struct NearbyJoinResult: Sendable {
 
 /// The joiner's side of a nearby invite (Docs/protocols/mesh.md 10.6): beacons listed, the code tried under
 /// `JoinSession`, the welcome checked against the beacon and accepted.
-extension BurrowNode {
+extension GroupService {
     /// How long `join nearby --invite` listens for the chosen beacon (they come every 2 s).
     public static let beaconSearch: Duration = .seconds(10)
 
@@ -113,13 +113,14 @@ extension BurrowNode {
                             continue
                         }
                         let outcome = try await NodeMailbox.exclusively { () async throws -> (InviteView, GroupView?)? in
-                            var report = SyncReport()
-                            self.handleGiftWrap(giftWrap, report: &report)
-                            guard let invite = report.updates.lazy.compactMap({ update -> InviteView? in
-                                if case .invite(let view) = update { return view } else { return nil }
-                            }).first else {
-                                let reason = report.errors.first?.reason ?? "the welcome was not usable"
-                                self.logger.warning("nearby welcome refused", metadata: ["reason": "\(reason)"])
+                            // The welcome enters as the pipeline admits a gift-wrapped 444.
+                            let invite: InviteView?
+                            do { invite = try self.admitWelcome(unwrapped, wrapID: giftWrap.id) } catch {
+                                self.logger.warning("nearby welcome refused", metadata: ["reason": "\(BurrowNode.describe(error))"])
+                                return nil
+                            }
+                            guard let invite else {
+                                self.logger.warning("nearby welcome refused", metadata: ["reason": "the welcome was not usable"])
                                 return nil
                             }
                             guard accept else { return (invite, nil) }
@@ -132,7 +133,7 @@ extension BurrowNode {
                         joined = group.map { ($0, nil) } ?? (nil, invite)
                         queue += session.welcomeProcessed(group == nil ? .declined : .accepted)
                     } catch {
-                        logger.warning("nearby welcome failed", metadata: ["error": "\(Self.errorKind(error))"])
+                        logger.warning("nearby welcome failed", metadata: ["error": "\(MeshBridgeService.errorKind(error))"])
                         queue += session.welcomeProcessed(.failed, error: .joinFailed)
                     }
                 case .finished(let result):

@@ -57,7 +57,7 @@ extension MeshService {
 
 /// The inviter's side of a nearby invite (Docs/protocols/mesh.md 10.5): the `InviteHost` state machine fed by
 /// the mesh, and the Marmot add when a request opens under the code.
-extension BurrowNode {
+extension GroupService {
     public static let nearbyExpiryRange = 60...900
 
     /// Opens a nearby invite to GROUP for `expiresIn` seconds and runs it to its end: someone
@@ -133,7 +133,7 @@ extension BurrowNode {
                         queue += host.refuse(refusal.code, peer: peer)
                     } catch {
                         // Errors of the add can name keys (`… is already a member`): only the kind.
-                        logger.warning("nearby join failed", metadata: ["error": "\(Self.errorKind(error))"])
+                        logger.warning("nearby join failed", metadata: ["error": "\(MeshBridgeService.errorKind(error))"])
                         queue += host.refuse(.joinFailed, peer: peer)
                     }
                 case .joined(_, let status):
@@ -197,19 +197,19 @@ extension BurrowNode {
             try clearCommit(staged)
             throw NearbyRefusal(.noWelcome)
         }
-        let results = (try? await pool(staged.relays).publish(staged.pending.event, timeout: timeout)) ?? []
+        let results = (try? await gateway.pool(staged.relays).publish(staged.pending.event, timeout: timeout)) ?? []
         let view: GroupView
         if results.contains(where: \.accepted) {
             view = try confirmCommit(staged)
-            await carryOnMesh(staged.pending.event)
-            await flushOutbox(timeout: timeout)
+            await meshBridge.carryOnMesh(staged.pending.event)
+            await gateway.flushOutbox(timeout: timeout)
         } else if !results.isEmpty, results.allSatisfy({ $0.error == nil }) {
             // Every relay answered no: nobody holds the commit.
             try clearCommit(staged)
             throw NearbyRefusal(.relaysRefused)
         } else {
             view = try mergeOffline(staged)
-            await carryOnMesh(staged.pending.event)
+            await meshBridge.carryOnMesh(staged.pending.event)
         }
         return (wrap, view)
     }

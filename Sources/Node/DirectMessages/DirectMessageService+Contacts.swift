@@ -7,7 +7,7 @@ import Store
 /// loaded from the store, stepped, and its changed records written back in the same
 /// transaction as the message rows and the outbox frames; frames leave only from the outbox,
 /// wrapped for the recipient's Nostr key (NIP-59, rumor kind 1590).
-extension BurrowNode {
+extension DirectMessageService {
     static func nowMilliseconds() -> UInt64 { UInt64(max(0, Date().timeIntervalSince1970 * 1000)) }
 
     // MARK: - The engine in the store
@@ -82,13 +82,13 @@ extension BurrowNode {
                 throw NodeError.invalidInput("a card names at most \(ContactCard.maximumRelays) relays")
             }
             return try given.map { text in
-                let url = try Self.relayURL(text).string
+                let url = try BurrowNode.relayURL(text).string
                 guard Self.fitsCard(url) else { throw NodeError.invalidInput("\(url) cannot be named in a card (1–100 printable ASCII bytes)") }
                 return url
             }
         }
         let configured = try tx.relays.list().map(\.url)
-        let ours = configured.isEmpty ? [Self.embeddedRelay] : configured
+        let ours = configured.isEmpty ? [BurrowNode.embeddedRelay] : configured
         return Array(ours.filter(Self.fitsCard).prefix(ContactCard.maximumRelays))
     }
 
@@ -271,5 +271,11 @@ extension BurrowNode {
     static func randomMessageID() -> [UInt8] {
         var rng = SystemRandomNumberGenerator()
         return (0..<16).map { _ in UInt8.random(in: 0...255, using: &rng) }
+    }
+
+    /// This node's Pigeon identity key (mesh DMs to its daily tag are ours), if it has one.
+    public func meshDMIdentityKeys() -> [[UInt8]] {
+        guard let key = try? store.transaction({ try loadPigeon($0)?.local.identityKey.publicKey.bytes }) else { return [] }
+        return [key]
     }
 }

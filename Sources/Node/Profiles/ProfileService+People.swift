@@ -15,7 +15,7 @@ public struct ProfileView: Sendable, Equatable {
 
 /// Kind-0 profiles (NIP-01 metadata): our own set with `profile set`, others' fetched for the
 /// people we share a group, an invite or a DM with, and shown by name wherever a person appears.
-extension BurrowNode {
+extension ProfileService {
     /// Profile contents larger than this are not kept (NIP-01 sets no limit; names fit easily).
     public static let maximumProfileContent = 8 * 1024
     /// Longest name kept; a longer one is cut (it labels a line of human output or a map pin).
@@ -42,7 +42,7 @@ extension BurrowNode {
         // Later than the one it replaces even within the same second: relays keep the lowest id
         // of equal times (NIP-01), which could be the older profile.
         let createdAt = max(Self.now(), (held?.createdAt ?? 0) + 1)
-        let (event, results) = try await publish(kind: 0, content: content, tags: [], createdAt: createdAt, timeout: timeout)
+        let (event, results) = try await gateway.publish(kind: 0, content: content, tags: [], createdAt: createdAt, timeout: timeout)
         try store.transaction { try keepProfile(event, tx: $0) }
         return (Self.profileView(publicKey.bytes, content: content, createdAt: event.createdAt), event, results)
     }
@@ -69,7 +69,7 @@ extension BurrowNode {
         let wanted = text.lowercased()
         let matches = try store.transaction { tx -> Set<PublicKey> in
             var found: Set<PublicKey> = []
-            for row in try tx.groups.list() where GroupPipeline.readsFirst(row.state) {
+            for row in try tx.groups.list() where row.state.isReadable {
                 let group = try LoadedGroup(row)
                 for member in group.group.members
                 where try tx.memberNames.name(pubkey: member.bytes, mlsGroupID: row.mlsGroupID)?.lowercased() == wanted {
@@ -89,10 +89,10 @@ extension BurrowNode {
     func fetchProfiles(of keys: [PublicKey], timeout: Duration) async {
         let keys = unique(keys)
         guard !keys.isEmpty, let urls = try? relays(),
-              let events = try? await fetchEvents(Filter(authors: keys, kinds: [0]), from: urls, timeout: timeout) else { return }
+              let events = try? await gateway.fetchEvents(Filter(authors: keys, kinds: [0]), from: urls, timeout: timeout) else { return }
         let wanted = Set(keys)
         _ = try? store.transaction { tx in
-            for event in events.sorted(by: Self.createdAtOrder) where wanted.contains(event.pubkey) { try keepProfile(event, tx: tx) }
+            for event in events.sorted(by: BurrowNode.createdAtOrder) where wanted.contains(event.pubkey) { try keepProfile(event, tx: tx) }
         }
     }
 
@@ -128,7 +128,7 @@ extension BurrowNode {
     func peopleWeShow() -> [PublicKey] {
         (try? store.transaction { tx -> [PublicKey] in
             var keys: [PublicKey] = [publicKey]
-            for row in try tx.groups.list() where GroupPipeline.readsFirst(row.state) || row.state == .pending {
+            for row in try tx.groups.list() where row.state.isReadable || row.state == .pending {
                 keys += try LoadedGroup(row).group.members
             }
             for invite in try tx.invites.list(state: .pending) { if let key = try? PublicKey(bytes: invite.inviter) { keys.append(key) } }

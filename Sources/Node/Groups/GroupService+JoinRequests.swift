@@ -8,7 +8,7 @@ import Store
 /// (Docs/protocols/mesh.md 10.4). A joiner who knows a group's id and its admin's key asks to be added; the
 /// request carries no code, so the admin approves it by hand, and approving is the normal add
 /// (commit, relay OK, merge, welcome).
-extension BurrowNode {
+extension GroupService {
     /// The longest `name` a request carries (the mesh's limit for a name on the air).
     public static let joinRequestNameLimit = 64
     /// The longest `name` accepted from others (Whistle sets no limit; this bounds what we store).
@@ -34,10 +34,10 @@ extension BurrowNode {
                 throw NodeError.invalidInput("--name must be 1 to \(Self.joinRequestNameLimit) bytes of UTF-8")
             }
         }
-        if let row = try store.transaction({ try $0.groups.get(mlsGroupID: groupBytes) }), row.state == .active || row.state == .leaving {
+        if let row = try store.transaction({ try $0.groups.get(mlsGroupID: groupBytes) }), row.state.isReadable {
             throw NodeError.invalidInput("we are already a member of group \(hex)")
         }
-        let extras = try extraRelays.map { try Self.relayURL($0).string }
+        let extras = try extraRelays.map { try BurrowNode.relayURL($0).string }
         let ours = try relays()
         guard !ours.isEmpty else { throw NodeError.invalidInput("no relays configured: add one with `burrow relay add URL`") }
 
@@ -52,7 +52,7 @@ extension BurrowNode {
         }
         let inbox = await inboxRelays(of: inviter, asking: Self.merged(ours, extras), timeout: timeout)
         let urls = Self.merged(Self.merged(inbox, extras), ours)
-        let results = try await publishAccepted(wrap, to: urls, timeout: timeout)
+        let results = try await gateway.publishAccepted(wrap, to: urls, timeout: timeout)
         return JoinRequestSent(requestID: rumor.id.hex, groupID: hex, inviter: inviter.hex, keyPackage: published.keyPackage.hex,
                                relays: results.filter(\.accepted).map(\.url))
     }
@@ -205,11 +205,11 @@ extension BurrowNode {
     /// unreachable (the caller still has its own relays to publish to).
     func inboxRelays(of key: PublicKey, asking urls: [String], timeout: Duration) async -> [String] {
         do {
-            let events = try await fetchEvents(Filter(authors: [key], kinds: [InboxRelayList.kind]), from: urls, timeout: timeout)
+            let events = try await gateway.fetchEvents(Filter(authors: [key], kinds: [InboxRelayList.kind]), from: urls, timeout: timeout)
             guard let newest = events.max(by: { ($0.createdAt, $0.id.hex) < ($1.createdAt, $1.id.hex) }) else { return [] }
             return InboxRelayList.relays(newest)
         } catch {
-            logger.info("could not read inbox relays", metadata: ["error": "\(Self.describe(error))"])
+            logger.info("could not read inbox relays", metadata: ["error": "\(BurrowNode.describe(error))"])
             return []
         }
     }

@@ -25,7 +25,7 @@ final class PoolCache: Sendable {
     }
 }
 
-extension BurrowNode {
+extension RelayGateway {
     func pool(_ urls: [String]) throws -> RelayPool {
         guard !urls.isEmpty else { throw NodeError.invalidInput("no relays configured: add one with `burrow relay add URL`") }
         return try pools.pool(for: urls) {

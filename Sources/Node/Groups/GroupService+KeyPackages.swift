@@ -34,7 +34,7 @@ enum InboxRelayList {
     }
 }
 
-extension BurrowNode {
+extension GroupService {
     /// Publishes a fresh last-resort KeyPackage (kind 30443 and its 443 twin) and our relay
     /// lists (10051 for KeyPackages, 10050 for welcomes), all pointing at our relays. The
     /// private keys are stored before anything is published.
@@ -43,7 +43,7 @@ extension BurrowNode {
         let staged = try stageKeyPackage()
         Failpoint.keyPackageStored.check()
         for signed in [staged.keyPackage, staged.legacyKeyPackage, staged.relayList, staged.inboxList] {
-            try await publishAccepted(signed, to: urls, timeout: timeout)
+            try await gateway.publishAccepted(signed, to: urls, timeout: timeout)
         }
         return KeyPackagePublication(keyPackage: staged.keyPackage.id, legacyKeyPackage: staged.legacyKeyPackage.id,
                                      relayList: staged.relayList.id, inboxList: staged.inboxList.id, keyPackageEvent: staged.keyPackage)
@@ -62,7 +62,7 @@ extension BurrowNode {
     func stageKeyPackage(now: Int64 = BurrowNode.now()) throws -> StagedKeyPackage {
         let urls = try relays()
         guard !urls.isEmpty else { throw NodeError.invalidInput("no relays configured: add one with `burrow relay add URL`") }
-        let relayURLs = try urls.map(Self.relayURL)
+        let relayURLs = try urls.map(BurrowNode.relayURL)
         var rng = SystemRandomNumberGenerator()
         let bundle = try MarmotProfile.keyPackage(for: publicKey, now: now, using: &rng)
         let content = try KeyPackageEventContent(keyPackage: bundle.keyPackage, relays: relayURLs, using: &rng)
@@ -88,7 +88,7 @@ extension BurrowNode {
     /// relays and ours, and their 10050 inbox relays.
     func fetchKeyPackage(for invitee: PublicKey, timeout: Duration) async throws -> InviteeKeyPackage {
         let ours = try relays()
-        let lists = try await fetchEvents(
+        let lists = try await gateway.fetchEvents(
             Filter(authors: [invitee], kinds: [MarmotKind.keyPackageRelayList, InboxRelayList.kind]), from: ours, timeout: timeout)
         func newest(_ kind: Int) -> Event? {
             lists.filter { $0.kind == kind }.max { ($0.createdAt, $0.id.hex) < ($1.createdAt, $1.id.hex) }
@@ -98,7 +98,7 @@ extension BurrowNode {
             for url in parsed.relays.map(\.string) where !urls.contains(url) { urls.append(url) }
         }
         let inbox = newest(InboxRelayList.kind).map(InboxRelayList.relays) ?? []
-        let events = try await fetchEvents(
+        let events = try await gateway.fetchEvents(
             Filter(authors: [invitee], kinds: [MarmotKind.keyPackage, MarmotKind.legacyKeyPackage]), from: urls, timeout: timeout)
         let now = Self.now()
         let valid = events.compactMap { try? KeyPackageEvent.verify($0, now: now) }

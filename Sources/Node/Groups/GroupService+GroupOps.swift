@@ -10,7 +10,7 @@ import Store
 /// Every commit follows MIP-02's order: the new state (with the pending commit) and the signed
 /// events are stored first; then the commit is published; only after a relay accepted it is
 /// it merged and are the welcomes sent. If no relay accepts it, it is cleared.
-extension BurrowNode {
+extension GroupService {
     /// Creates a group with us as admin (plus `admins`), inviting `invitees`: their KeyPackages
     /// are fetched, the creation commit is merged locally (never published) and each invitee
     /// gets a welcome on their inbox relays and ours.
@@ -29,7 +29,7 @@ extension BurrowNode {
         let now = Self.now()
         let (group, welcomes) = try MarmotGroup.create(
             creator: publicKey, name: name, description: description, admins: unique([publicKey] + admins),
-            relays: try ours.map(Self.relayURL), invitees: fetched.map(\.keyPackage), now: now, using: &rng)
+            relays: try ours.map(BurrowNode.relayURL), invitees: fetched.map(\.keyPackage), now: now, using: &rng)
         let wraps = try giftWraps(welcomes, inbox: Self.inboxes(fetched), ours: ours, now: now, using: &rng)
         var loaded = LoadedGroup(row: StoredGroup(
             mlsGroupID: group.mlsGroupID.bytes, nostrGroupID: group.nostrGroupID.bytes, state: .active, mlsState: [], createdAt: now,
@@ -41,7 +41,7 @@ extension BurrowNode {
                                                  json: wrap.jsonString, relays: urls, createdAt: now))
             }
         }
-        await flushOutbox(timeout: timeout)
+        await gateway.flushOutbox(timeout: timeout)
         return await namingInvitees((try? store.transaction { try loaded.namedView(tx: $0) }) ?? loaded.view, invitees, timeout: timeout)
     }
 
@@ -54,8 +54,8 @@ extension BurrowNode {
     /// `view` with the invitees' names: their profiles are fetched as their KeyPackages were,
     /// so the one who invites sees names, not keys (a short wait; keys when none came).
     func namingInvitees(_ view: GroupView, _ invitees: [PublicKey], timeout: Duration) async -> GroupView {
-        await fetchProfiles(of: invitees, timeout: Self.profileWait(timeout))
-        return withStoredNames(view, for: invitees.map(\.hex))
+        await profiles.fetchProfiles(of: invitees, timeout: ProfileService.profileWait(timeout))
+        return profiles.withStoredNames(view, for: invitees.map(\.hex))
     }
 
     /// Adds members to a group just brought up to date.
@@ -121,8 +121,8 @@ extension BurrowNode {
     /// Changes the group's relays (admins only; at least one must remain). Members follow the
     /// new list from the next sync; the node resubscribes.
     public func changeRelays(_ groupText: String, add: [String], remove: [String], timeout: Duration) async throws -> GroupView {
-        let adds = try add.map(Self.relayURL)
-        let removes = try remove.map(Self.relayURL)
+        let adds = try add.map(BurrowNode.relayURL)
+        let removes = try remove.map(BurrowNode.relayURL)
         let id = try await catchUp(groupText, timeout: timeout)
         return try await commit(id, timeout: timeout) { group, now, rng in
             var relays = group.data.relays.filter { !removes.contains($0) }
@@ -152,7 +152,7 @@ extension BurrowNode {
     public func leave(_ groupText: String, timeout: Duration) async throws -> GroupView {
         let id = try await catchUp(groupText, timeout: timeout)
         let current = try store.transaction { try loadGroup(mlsGroupID: id, in: $0) }
-        guard current.row.state == .active || current.row.state == .leaving else {
+        guard current.row.state.isReadable else {
             throw NodeError.invalidInput("the group is \(current.row.state.rawValue)")
         }
         if current.group.isAdmin(publicKey) {
@@ -181,7 +181,7 @@ extension BurrowNode {
             return (event, urls)
         }
         Failpoint.messageStored.check()
-        try await publishAccepted(event, to: urls, timeout: timeout)
+        try await gateway.publishAccepted(event, to: urls, timeout: timeout)
         try store.transaction { try $0.outbox.setState(eventID: event.id.bytes, .sent) }
         return try store.transaction { try loadGroup(mlsGroupID: id, in: $0).namedView(tx: $0) }
     }
@@ -208,7 +208,7 @@ extension BurrowNode {
         let staged = try stageCommit(id, inbox: Self.inboxes(invitees), intent: intent, make)
         Failpoint.commitStored.check()
         let results: [PublishResult]
-        do { results = try await pool(staged.relays).publish(staged.pending.event, timeout: timeout) } catch {
+        do { results = try await gateway.pool(staged.relays).publish(staged.pending.event, timeout: timeout) } catch {
             try clearCommit(staged)
             throw error
         }
@@ -218,14 +218,14 @@ extension BurrowNode {
             // apply it: then it stays pending like a commit interrupted by a crash, and the next
             // sync or catch-up asks the relays whether to merge or clear it.
             if results.allSatisfy({ $0.error == nil }) { try clearCommit(staged) }
-            throw Self.publishFailure(results, eventID: staged.pending.event.id)
+            throw RelayGateway.publishFailure(results, eventID: staged.pending.event.id)
         }
         Failpoint.commitPublished.check()
         let view = try confirmCommit(staged)
         // Relays hold it, so it is safe to merge everywhere: members on the mesh get it too.
-        await carryOnMesh(staged.pending.event)
+        await meshBridge.carryOnMesh(staged.pending.event)
         Failpoint.commitMerged.check()
-        await flushOutbox(timeout: timeout)
+        await gateway.flushOutbox(timeout: timeout)
         return view
     }
 
@@ -248,7 +248,7 @@ extension BurrowNode {
         let ours = try relays()
         return try store.transaction { tx -> StagedCommit in
             var loaded = try loadGroup(mlsGroupID: id, in: tx)
-            guard loaded.row.state == .active || loaded.row.state == .leaving else {
+            guard loaded.row.state.isReadable else {
                 throw NodeError.invalidInput("the group is \(loaded.row.state.rawValue)")
             }
             let pending: MarmotGroup.PendingCommitEvent
@@ -336,11 +336,6 @@ extension BurrowNode {
             for url in ours where !urls.contains(url) { urls.append(url) }
             return (wrap, urls)
         }
-    }
-
-    func unique(_ keys: [PublicKey]) -> [PublicKey] {
-        var seen = Set<PublicKey>()
-        return keys.filter { seen.insert($0).inserted }
     }
 
     static func nodeError(_ error: MarmotError) -> Error {
