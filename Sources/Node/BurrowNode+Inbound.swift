@@ -5,43 +5,77 @@ import Nostr
 import Pigeon
 import Store
 
-/// The one inbound pipeline: every unit that reaches the node — a relay's gift wrap or group
-/// event, an event or a DM frame the mesh carried — enters here and is handed to the service
-/// that owns it.
+/// The one inbound pipeline (ARCHITECTURE "The event pipeline"): every unit that reaches the
+/// node — a relay's gift wrap, group event or profile, an event or a DM frame the mesh carried —
+/// enters through `receive`, is routed by `InboundPipeline`, and is decided by the service that
+/// owns it in store transactions only. What follows (publishing, flushing, commits owed,
+/// bridging) comes back as `InboundEffect`s that `carryOut` performs after the job.
 extension BurrowNode {
-
-    /// A mesh delivery for `run` (a mailbox job): events go through the pipeline as if from a
-    /// relay, and a group event of ours is passed on to the group's relays (8.4); queued DM
-    /// frames are stepped. Beacons and invite messages belong to nearby-invite sessions.
-    /// `resubscribe`: the set of groups changed, as `handleLive` says.
-    public func handleMeshDelivery(_ delivery: MeshDelivery, timeout: Duration) async -> (report: SyncReport, resubscribe: Bool) {
-        var report = SyncReport()
-        var resubscribe = false
-        switch delivery.content {
-        case .nostrEvent(let event):
-            (report, resubscribe) = await handleMeshEvent(event, timeout: timeout)
-        case .dm:
-            // `run` queued the frame as it arrived (`enqueueMeshDM`); it may be stepped already.
-            await drainMeshDMs(report: &report)
-            directMessages.liveSender.kick(directMessages, deletions: [], timeout: timeout)
-        case .beacon, .join:
-            break
+    /// Runs one unit through the pipeline: no network I/O (the live loop runs it as a mailbox
+    /// job and carries the effects out after it).
+    func receive(_ unit: InboundUnit) -> InboundOutcome {
+        var outcome = InboundOutcome()
+        switch unit {
+        case .relayEvents(let events):
+            var wraps: [Event] = []
+            var groupEvents: [Event] = []
+            for event in events {
+                switch InboundPipeline.route(event) {
+                case .giftWrap: wraps.append(event)
+                case .groupEvent: groupEvents.append(event)
+                case .profile:
+                    // Only the people we show (the filter asks for no one else; a relay may send more).
+                    if profiles.liveProfileAuthors.contains(event.pubkey) {
+                        _ = try? store.transaction { try profiles.keepProfile(event, tx: $0) }
+                    }
+                case .ignored: break
+                }
+            }
+            if !wraps.isEmpty { receiveGiftWraps(wraps, into: &outcome) }
+            if !groupEvents.isEmpty { receiveGroupEvents(groupEvents, into: &outcome) }
+            let recent = Self.now() - InboundPipeline.meshBridgeWindow
+            for event in groupEvents where event.createdAt >= recent { outcome.effects.append(.bridge(event, to: .mesh)) }
+        case .meshEvent(let event):
+            switch InboundPipeline.route(event) {
+            case .giftWrap: receiveGiftWraps([event], into: &outcome)
+            case .groupEvent:
+                receiveGroupEvents([event], into: &outcome)
+                // Anyone in radio range can sign a 445 with our group's `h` tag: only what the
+                // pipeline applied for one of our groups is ours to pass on to its relays.
+                if outcome.report.applied.contains(event.id) { outcome.effects.append(.bridge(event, to: .relays)) }
+            case .profile, .ignored: break
+            }
+        case .meshDMFrames:
+            receiveMeshDMs(into: &outcome)
         }
-        return (report, resubscribe)
+        return outcome
     }
 
-    /// An event the mesh carried: through the pipeline as if from a relay, then on to the
-    /// group's relays (8.4) — only when the pipeline applied it for one of our groups. Anyone in
-    /// radio range can sign a 445 with our group's `h` tag; what we could not decrypt, or had
-    /// already processed, is not ours to republish.
-    func handleMeshEvent(_ event: Event, timeout: Duration) async -> (report: SyncReport, resubscribe: Bool) {
-        let (report, resubscribe) = await handleLive(event, timeout: timeout)
-        if event.kind == MarmotKind.groupEvent, report.applied.contains(event.id) { meshBridge.bridgeToRelays(event, urls: groups.relayURLs(forEventOf: event)) }
-        return (report, resubscribe)
+    /// Gift wraps: each unwrapped and handed to its service; one receipt queued per contact;
+    /// the DM outbox flushed and the processed wraps deleted from our mailbox afterwards.
+    private func receiveGiftWraps(_ events: [Event], into outcome: inout InboundOutcome) {
+        let before = outcome.report.updates.count
+        for event in events { handleGiftWrap(event, report: &outcome.report) }
+        directMessages.queueReceipts(for: outcome.report.updates[before...])
+        outcome.effects.append(.flushDMs(deleteWraps: outcome.report.settledWraps))
+        outcome.report.settledWraps = []
     }
 
-    /// Unwraps, validates and stores a welcome as a pending invite (the group waits, `pending`,
-    /// until accepted). Anything invalid is recorded with its reason and never listed.
+    /// Group events, with the live events held before them (placed as epochs arrive).
+    private func receiveGroupEvents(_ events: [Event], into outcome: inout InboundOutcome) {
+        let (changed, held) = groups.processGroupEvents(groups.liveHeld + events, report: &outcome.report, keepHeld: true)
+        groups.liveHeld = Array(held.suffix(GroupService.maxLiveHeld))
+        if !changed.isEmpty { outcome.effects.append(.resubscribe) }
+        if !outcome.report.effects.isEmpty || (try? store.transaction({ try !$0.commitIntents.lost().isEmpty })) == true {
+            outcome.effects.append(.commitsOwed)
+        }
+        outcome.effects.append(.flushOutbox)
+        let joined = outcome.report.updates.contains { if case .group(let view) = $0 { return !view.joined.isEmpty } else { return false } }
+        if joined { outcome.effects.append(.nameNewMembers) }
+    }
+
+    /// Unwraps a gift wrap and hands its rumor to the service that owns it (a DM frame, a join
+    /// request, a welcome). Anything invalid is recorded with its reason and never listed.
     func handleGiftWrap(_ event: Event, report: inout SyncReport) {
         // Whatever becomes of it, a wrap marked processed leaves our mailbox.
         var alreadyProcessed = false
@@ -54,18 +88,18 @@ extension BurrowNode {
             alreadyProcessed = try store.transaction { try $0.processedEvents.contains(eventID: event.id.bytes) }
             if alreadyProcessed { return }
             let unwrapped = try GiftWrap.unwrap(event, recipient: keys)
-            if unwrapped.rumor.kind == DirectMessageService.dmRumorKind {
+            switch InboundPipeline.route(rumorKind: unwrapped.rumor.kind) {
+            case .dmFrame:
                 try directMessages.handleDMFrame(unwrapped, wrapID: event.id, report: &report)
-                return
-            }
-            if unwrapped.rumor.kind == JoinRequestRumor.kind {
+            case .joinRequest:
                 try groups.admitJoinRequest(unwrapped, wrapID: event.id, report: &report)
-                return
-            }
-            let outcome = try groups.admitWelcome(unwrapped, wrapID: event.id)
-            if let invite = outcome {
-                report.processed += 1
-                report.updates.append(.invite(invite))
+            case .welcome:
+                if let invite = try groups.admitWelcome(unwrapped, wrapID: event.id) {
+                    report.processed += 1
+                    report.updates.append(.invite(invite))
+                }
+            case .ignored(let kind):
+                _ = try store.transaction { try $0.processedEvents.mark(eventID: event.id.bytes, outcome: "ignored rumor kind \(kind)") }
             }
         } catch let refusal as DMRefusal where refusal.code == .messageReplayed {
             // A copy from another transport or relay: dropped silently (section 6).
@@ -78,31 +112,91 @@ extension BurrowNode {
         }
     }
 
+    /// The queued mesh DM frames, stepped through the engine. Replies go straight back to each
+    /// frame's sender (an effect); frames for known contacts leave through the DM outbox.
+    private func receiveMeshDMs(into outcome: inout InboundOutcome) {
+        let frames = meshBridge.takeDMFrames()
+        guard !frames.isEmpty else { return }
+        let before = outcome.report.updates.count
+        for item in frames {
+            do {
+                let replies = try directMessages.deliverDMFrame(item.frame, from: .mesh(item.sender), processedMark: nil, report: &outcome.report)
+                if !replies.isEmpty { outcome.effects.append(.meshReplies(to: item.sender, frames: replies)) }
+            } catch {
+                outcome.report.fail("", "mesh DM frame: \(BurrowNode.describe(error))")
+            }
+        }
+        directMessages.queueReceipts(for: outcome.report.updates[before...])
+        outcome.effects.append(.flushDMs(deleteWraps: []))
+    }
+
+    /// Carries out what an inbound job asked for, after it. With a mailbox (`run`), what
+    /// changes the store again is a job of its own behind the others; without one (a command,
+    /// a test) it runs at once. Sends that touch no state leave outside the mailbox.
+    func carryOut(_ outcome: inout InboundOutcome, timeout: Duration, mailbox: NodeMailbox?) async {
+        func job(_ body: @escaping @Sendable () async -> SyncReport) async -> SyncReport {
+            guard let mailbox else { return await body() }
+            return (try? await mailbox.run(body)) ?? SyncReport()
+        }
+        let effects = outcome.effects
+        outcome.effects = []
+        for effect in effects {
+            switch effect {
+            case .commitsOwed:
+                let owed = outcome.report.effects
+                outcome.report.effects = []
+                let made = await job {
+                    var report = SyncReport()
+                    report.effects = owed
+                    await self.groups.carryOutEffects(timeout: timeout, report: &report)
+                    return report
+                }
+                outcome.report.updates += made.updates
+                outcome.report.errors += made.errors
+            case .flushOutbox:
+                _ = await job {
+                    await self.gateway.flushOutbox(timeout: timeout)
+                    return SyncReport()
+                }
+            case .flushDMs(let deletions):
+                directMessages.liveSender.kick(directMessages, deletions: deletions, timeout: timeout)
+            case .meshReplies(let recipient, let frames):
+                for frame in frames { try? await meshBridge.mesh?.send(type: .dm, recipient: recipient, payload: frame) }
+            case .bridge(let event, .relays):
+                meshBridge.bridgeToRelays(event, urls: groups.relayURLs(forEventOf: event))
+            case .bridge(let event, .mesh):
+                await meshBridge.carryOnMesh(event)
+            case .nameNewMembers:
+                await profiles.nameNewMembers(in: &outcome.report, timeout: timeout)
+            case .resubscribe:
+                outcome.effects.append(.resubscribe)
+            }
+        }
+    }
+
+    /// One event as `run` handles it — the unit, then its effects at once (tests, and the
+    /// mesh events of a command). `resubscribe`: the filters changed.
+    public func handleLive(_ event: Event, timeout: Duration) async -> (report: SyncReport, resubscribe: Bool) {
+        await handle(.relayEvents([event]), timeout: timeout)
+    }
+
+    /// An event the mesh carried, as `run` handles it.
+    func handleMeshEvent(_ event: Event, timeout: Duration) async -> (report: SyncReport, resubscribe: Bool) {
+        await handle(.meshEvent(event), timeout: timeout)
+    }
+
+    private func handle(_ unit: InboundUnit, timeout: Duration) async -> (report: SyncReport, resubscribe: Bool) {
+        if unit.carriesGroupEvents { await groups.recoverPendingCommits(timeout: timeout) }
+        var outcome = receive(unit)
+        await carryOut(&outcome, timeout: timeout, mailbox: nil)
+        return (outcome.report, outcome.resubscribe)
+    }
+
     /// One gift wrap to us, processed as `sync` and `run` do (no replies are sent).
     @_spi(StoreAccess) public func processGiftWrapForBench(_ event: Event) -> SyncReport {
         var report = SyncReport()
         handleGiftWrap(event, report: &report)
         return report
-    }
-
-    /// Steps every queued mesh DM frame through the engine (a mailbox job: `run`'s, or `dm
-    /// send` waiting for a handshake answer). Replies go straight back to the frame's sender;
-    /// frames for known contacts (queued messages, acks) leave through the DM outbox.
-    func drainMeshDMs(report: inout SyncReport) async {
-        let frames = meshBridge.takeDMFrames()
-        guard !frames.isEmpty else { return }
-        let before = report.updates.count
-        for item in frames {
-            do {
-                let replies = try directMessages.deliverDMFrame(item.frame, from: .mesh(item.sender), processedMark: nil, report: &report)
-                for reply in replies {
-                    try? await meshBridge.mesh?.send(type: .dm, recipient: item.sender, payload: reply)
-                }
-            } catch {
-                report.fail("", "mesh DM frame: \(BurrowNode.describe(error))")
-            }
-        }
-        directMessages.queueReceipts(for: report.updates[before...])
     }
 
     /// `dm send`: on the current session at once; otherwise a handshake is started and the
@@ -144,7 +238,10 @@ extension BurrowNode {
             while ContinuousClock.now < deadline {
                 var report = SyncReport()
                 // The answer may come by the mesh: `run` queues its frames for us to step here.
-                await drainMeshDMs(report: &report)
+                var answers = receive(.meshDMFrames)
+                answers.effects.removeAll { if case .flushDMs = $0 { return true } else { return false } }
+                await carryOut(&answers, timeout: timeout, mailbox: nil)
+                report.updates += answers.report.updates
                 if via != .mesh { try? await syncDMInbox(timeout: min(timeout, .seconds(5)), report: &report) }
                 if try store.transaction({ tx in try directMessages.loadPigeon(tx)?.currentSession(with: identity) != nil }) { break }
                 try? await Task.sleep(for: .milliseconds(300))

@@ -25,9 +25,6 @@ public struct LiveOptions: Sendable {
 }
 
 extension BurrowNode {
-    /// Group events relays gave us within this many seconds are passed on to the mesh.
-    static let meshBridgeWindow: Int64 = 3600
-
     /// Mesh deliveries `run` holds while its loop is busy (`LiveInbox`); more are dropped and
     /// counted (`mesh status`: `dropped.queue_full`). The loop takes one per mailbox job, a few
     /// milliseconds each, while the radio's link budgets (7.4) let in at most a few hundred
@@ -45,8 +42,10 @@ extension BurrowNode {
     private enum LiveInput: Sendable {
         /// Relay events wait in their inbox.
         case relay
-        /// Mesh deliveries wait in the inbox.
+        /// Mesh events wait in the inbox.
         case mesh
+        /// Mesh DM frames wait in the mesh bridge's queue.
+        case meshDM
         case tick
     }
 
@@ -99,27 +98,41 @@ extension BurrowNode {
             subscription = (key, pool, task)
         }
 
-        // Mesh deliveries (events, DM frames) wait in a bounded inbox; the loop is woken once
-        // per batch through the same queue as the relays' events.
-        let meshInbox = LiveInbox<MeshDelivery>(capacity: Self.meshInboxCapacity)
+        // Mesh events wait in a bounded inbox, DM frames in the mesh bridge's bounded queue (their
+        // one route to the engine); the loop is woken once per batch through the same queue as
+        // the relays' events.
+        let meshInbox = LiveInbox<Event>(capacity: Self.meshInboxCapacity)
+        let meshDMWake = LiveInbox<Bool>(capacity: 1)
         let meshReader = meshBridge.mesh.map { mesh in
             Task {
                 for await delivery in mesh.deliveries() {
                     switch delivery.content {
-                    case .nostrEvent: break
+                    case .nostrEvent(let event):
+                        switch meshInbox.push(event) {
+                        case .wake: continuation.yield(.mesh)
+                        case .queued: break
+                        case .dropped: mesh.countDropped(MeshService.queueFull)
+                        }
                     case .dm(let frame):
                         // Queued at once: a `dm send` holding the mailbox while it waits for a
                         // handshake answer steps it from there.
                         self.meshBridge.enqueueMeshDM(frame, from: delivery.packet.sender)
+                        if meshDMWake.push(true) == .wake { continuation.yield(.meshDM) }
                     case .beacon, .join: continue
-                    }
-                    switch meshInbox.push(delivery) {
-                    case .wake: continuation.yield(.mesh)
-                    case .queued: break
-                    case .dropped: mesh.countDropped(MeshService.queueFull)
                     }
                 }
             }
+        }
+        /// One unit through the pipeline as a mailbox job (store only), a group event's own
+        /// unconfirmed commits settled in a job before it, then its effects, then its updates.
+        func deliver(_ unit: InboundUnit) async throws {
+            if unit.carriesGroupEvents {
+                try await mailbox.run { await self.groups.recoverPendingCommits(timeout: options.timeout) }
+            }
+            var outcome = try await mailbox.run { self.receive(unit) }
+            await carryOut(&outcome, timeout: options.timeout, mailbox: mailbox)
+            outcome.report.updates.forEach(emit)
+            if outcome.resubscribe { try await refreshSubscription() }
         }
         defer {
             ticker.cancel()
@@ -131,38 +144,33 @@ extension BurrowNode {
             if Task.isCancelled { break }
             switch input {
             case .relay:
+                // Gift wraps in batches; any other event in arrival order, after the wraps before it.
                 var wraps: [Event] = []
-                func handleWraps() async throws {
-                    guard !wraps.isEmpty else { return }
-                    let batch = wraps
-                    wraps = []
-                    let report = try await mailbox.run { await self.handleLiveGiftWraps(batch, timeout: options.timeout) }
-                    report.updates.forEach(emit)
-                }
                 while let event = relayInbox.take() {
                     if Task.isCancelled { break }
                     if event.kind == Kind.giftWrap {
                         wraps.append(event)
-                        if wraps.count >= Self.giftWrapBatch { try await handleWraps() }
+                        if wraps.count >= Self.giftWrapBatch {
+                            try await deliver(.relayEvents(wraps))
+                            wraps = []
+                        }
                         continue
                     }
-                    try await handleWraps()
-                    let (report, resubscribe) = try await mailbox.run { await self.handleLive(event, timeout: options.timeout) }
-                    report.updates.forEach(emit)
-                    // Our groups' events from relays within the hour go on to the mesh (8.4).
-                    if event.kind == MarmotKind.groupEvent, event.createdAt >= Self.now() - Self.meshBridgeWindow {
-                        await meshBridge.carryOnMesh(event)
+                    if !wraps.isEmpty {
+                        try await deliver(.relayEvents(wraps))
+                        wraps = []
                     }
-                    if resubscribe { try await refreshSubscription() }
+                    try await deliver(.relayEvents([event]))
                 }
-                try await handleWraps()
+                if !wraps.isEmpty { try await deliver(.relayEvents(wraps)) }
             case .mesh:
-                while let delivery = meshInbox.take() {
+                while let event = meshInbox.take() {
                     if Task.isCancelled { break }
-                    let (report, resubscribe) = try await mailbox.run { await self.handleMeshDelivery(delivery, timeout: options.timeout) }
-                    report.updates.forEach(emit)
-                    if resubscribe { try await refreshSubscription() }
+                    try await deliver(.meshEvent(event))
                 }
+            case .meshDM:
+                while meshDMWake.take() != nil {}
+                try await deliver(.meshDMFrames)
             case .tick:
                 // Relay events dropped while the loop was behind are fetched again.
                 let dropped = relayInbox.dropped

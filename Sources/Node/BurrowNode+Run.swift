@@ -21,21 +21,6 @@ extension BurrowNode {
         return urls
     }
 
-    /// Fetches the profiles of members who just joined, so the update says "Dave joined
-    /// Family" rather than a key (a short wait: the line is not held up by a silent relay).
-    func nameNewMembers(in report: inout SyncReport, timeout: Duration) async {
-        var unnamed: [PublicKey] = []
-        for case .group(let view) in report.updates {
-            for key in view.joined where view.memberNames[key] == nil { if let k = try? PublicKey(hex: key) { unnamed.append(k) } }
-        }
-        guard !unnamed.isEmpty else { return }
-        await profiles.fetchProfiles(of: unnamed, timeout: ProfileService.profileWait(timeout))
-        report.updates = report.updates.map { update in
-            guard case .group(let view) = update else { return update }
-            return .group(profiles.withStoredNames(view, for: view.joined))
-        }
-    }
-
     /// At most this many people's profiles are followed live (the rest at each sync).
     static let liveProfileAuthors = 500
 
@@ -53,46 +38,6 @@ extension BurrowNode {
         profiles.liveProfileAuthors = Set(people)
         filters.append(Filter(authors: people, kinds: [0], limit: people.count))
         return filters
-    }
-
-    /// Handles one event from the live subscription (held group events are retried with it)
-    /// and commits what is owed. `resubscribe` tells the caller the filters changed.
-    public func handleLive(_ event: Event, timeout: Duration) async -> (report: SyncReport, resubscribe: Bool) {
-        var report = SyncReport()
-        var resubscribe = false
-        switch event.kind {
-        case Kind.giftWrap:
-            report = await handleLiveGiftWraps([event], timeout: timeout)
-        case 0:
-            // Only the people we show (the filter asks for no one else; a relay may send more).
-            if profiles.liveProfileAuthors.contains(event.pubkey) {
-                _ = try? store.transaction { try profiles.keepProfile(event, tx: $0) }
-            }
-        case MarmotKind.groupEvent:
-            // A commit of ours whose OK was lost is settled first: the relays may hold it.
-            await groups.recoverPendingCommits(timeout: timeout)
-            let (changed, held) = groups.processGroupEvents(groups.liveHeld + [event], report: &report, keepHeld: true)
-            groups.liveHeld = Array(held.suffix(1000))
-            resubscribe = !changed.isEmpty
-            await groups.carryOutEffects(timeout: timeout, report: &report)
-            await gateway.flushOutbox(timeout: timeout)
-            await nameNewMembers(in: &report, timeout: timeout)
-        default:
-            break
-        }
-        return (report, resubscribe)
-    }
-
-    /// Live gift wraps, one batch per mailbox job: each is processed and one receipt per
-    /// contact queued; the replies (handshakes, acks, receipts, queued messages) and the batch's
-    /// mailbox deletion leave at once through `liveSender`, outside the mailbox.
-    func handleLiveGiftWraps(_ events: [Event], timeout: Duration) async -> SyncReport {
-        var report = SyncReport()
-        for event in events { handleGiftWrap(event, report: &report) }
-        directMessages.queueReceipts(for: report.updates[...])
-        directMessages.liveSender.kick(directMessages, deletions: report.settledWraps, timeout: timeout)
-        report.settledWraps = []
-        return report
     }
 
     /// Periodic upkeep: a fresh KeyPackage when ours is consumed, missing or near its end, a

@@ -29,6 +29,9 @@ public final class GroupService: ContextualService {
     /// The running mesh, if any.
     var mesh: MeshService? { meshBridge.mesh }
 
+    /// Live group events held at most; beyond, the oldest go (a catch-up fetches them again).
+    static let maxLiveHeld = 1000
+
     /// Live group events that could not be placed yet (`run` retries them as others arrive).
     var liveHeld: [Event] {
         get { live.withLock { $0.held } }

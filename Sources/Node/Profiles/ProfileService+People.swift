@@ -152,4 +152,19 @@ extension ProfileService {
         }
         return named
     }
+
+    /// Fetches the profiles of members who just joined, so the update says "Dave joined
+    /// Family" rather than a key (a short wait: the line is not held up by a silent relay).
+    func nameNewMembers(in report: inout SyncReport, timeout: Duration) async {
+        var unnamed: [PublicKey] = []
+        for case .group(let view) in report.updates {
+            for key in view.joined where view.memberNames[key] == nil { if let k = try? PublicKey(hex: key) { unnamed.append(k) } }
+        }
+        guard !unnamed.isEmpty else { return }
+        await fetchProfiles(of: unnamed, timeout: ProfileService.profileWait(timeout))
+        report.updates = report.updates.map { update in
+            guard case .group(let view) = update else { return update }
+            return .group(withStoredNames(view, for: view.joined))
+        }
+    }
 }
