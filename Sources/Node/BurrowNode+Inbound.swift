@@ -13,7 +13,7 @@ import Store
 extension BurrowNode {
     /// Runs one unit through the pipeline: no network I/O (the live loop runs it as a mailbox
     /// job and carries the effects out after it).
-    func receive(_ unit: InboundUnit) -> InboundOutcome {
+    func receive(_ unit: InboundUnit, as writer: borrowing NodeWriter) -> InboundOutcome {
         var outcome = InboundOutcome()
         switch unit {
         case .relayEvents(let events):
@@ -136,7 +136,7 @@ extension BurrowNode {
     func carryOut(_ outcome: inout InboundOutcome, timeout: Duration, mailbox: NodeMailbox?) async {
         func job(_ body: @escaping @Sendable () async -> SyncReport) async -> SyncReport {
             guard let mailbox else { return await body() }
-            return (try? await mailbox.run(body)) ?? SyncReport()
+            return (try? await mailbox.write { _ in await body() }) ?? SyncReport()
         }
         let effects = outcome.effects
         outcome.effects = []
@@ -187,7 +187,7 @@ extension BurrowNode {
 
     private func handle(_ unit: InboundUnit, timeout: Duration) async -> (report: SyncReport, resubscribe: Bool) {
         if unit.carriesGroupEvents { await groups.recoverPendingCommits(timeout: timeout) }
-        var outcome = receive(unit)
+        var outcome = await exclusively { receive(unit, as: $0) }
         await carryOut(&outcome, timeout: timeout, mailbox: nil)
         return (outcome.report, outcome.resubscribe)
     }
@@ -238,7 +238,7 @@ extension BurrowNode {
             while ContinuousClock.now < deadline {
                 var report = SyncReport()
                 // The answer may come by the mesh: `run` queues its frames for us to step here.
-                var answers = receive(.meshDMFrames)
+                var answers = await exclusively { receive(.meshDMFrames, as: $0) }
                 answers.effects.removeAll { if case .flushDMs = $0 { return true } else { return false } }
                 await carryOut(&answers, timeout: timeout, mailbox: nil)
                 report.updates += answers.report.updates

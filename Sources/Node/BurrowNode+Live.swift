@@ -127,9 +127,9 @@ extension BurrowNode {
         /// unconfirmed commits settled in a job before it, then its effects, then its updates.
         func deliver(_ unit: InboundUnit) async throws {
             if unit.carriesGroupEvents {
-                try await mailbox.run { await self.groups.recoverPendingCommits(timeout: options.timeout) }
+                try await mailbox.write { _ in await self.groups.recoverPendingCommits(timeout: options.timeout) }
             }
-            var outcome = try await mailbox.run { self.receive(unit) }
+            var outcome = try await mailbox.write { self.receive(unit, as: $0) }
             await carryOut(&outcome, timeout: options.timeout, mailbox: mailbox)
             outcome.report.updates.forEach(emit)
             if outcome.resubscribe { try await refreshSubscription() }

@@ -69,6 +69,11 @@ final class InboundPipelineTests: XCTestCase {
         return try GiftWrap.wrap(rumor: rumor, sender: sender, recipient: recipient.publicKey, now: now, rng: &rng)
     }
 
+    /// One unit through the pipeline as the process's writer (no mailbox here).
+    func receive(_ node: BurrowNode, _ unit: InboundUnit) async -> InboundOutcome {
+        await node.exclusively { node.receive(unit, as: $0) }
+    }
+
     func deletions(_ outcome: InboundOutcome) -> [EventID] {
         outcome.effects.flatMap { effect -> [EventID] in if case .flushDMs(let ids) = effect { return ids } else { return [] } }
     }
@@ -93,7 +98,7 @@ final class InboundPipelineTests: XCTestCase {
     /// Gift wraps: junk, an unknown rumor kind, a forged welcome, a join request for no group of
     /// ours, a garbage DM frame. Each is recorded once with its reason (never twice), leaves
     /// our mailbox, and lists nothing.
-    func testHostileGiftWrapsAreRecordedOnceAndDeleted() throws {
+    func testHostileGiftWrapsAreRecordedOnceAndDeleted() async throws {
         let bob = try node()
         let stranger = Keys.generate(using: &rng)
         let junk = try Event.sign(kind: Kind.giftWrap, content: "not nip-44", tags: [["p", bob.publicKey.hex]], createdAt: now,
@@ -108,7 +113,7 @@ final class InboundPipelineTests: XCTestCase {
         let badFrame = try wrap(NostrCarrier.rumorKind, content: Data([0x01, 0x02, 0x03]).base64EncodedString(), from: stranger, to: bob)
         let wraps = [junk, chatRumor, forgedWelcome, joinRequest, badFrame]
 
-        let outcome = bob.receive(.relayEvents(wraps))
+        let outcome = await receive(bob, .relayEvents(wraps))
         XCTAssertEqual(Set(deletions(outcome)), Set(wraps.map(\.id)), "every processed wrap leaves the mailbox")
         XCTAssertEqual(Set(outcome.report.errors.map(\.eventID)), Set([junk, forgedWelcome, joinRequest, badFrame].map(\.id.hex)))
         XCTAssertTrue(outcome.report.updates.allSatisfy { if case .error = $0 { return true } else { return false } },
@@ -121,7 +126,7 @@ final class InboundPipelineTests: XCTestCase {
         XCTAssertTrue(try bob.groups.invites().isEmpty)
         XCTAssertTrue(try bob.groups.joinRequests(group: nil).isEmpty)
 
-        let again = bob.receive(.relayEvents(wraps))
+        let again = await receive(bob, .relayEvents(wraps))
         XCTAssertTrue(again.report.errors.isEmpty, "a processed wrap is not decided twice")
         XCTAssertEqual(Set(deletions(again)), Set(wraps.map(\.id)), "and still leaves the mailbox")
         XCTAssertEqual(connectionsMade(), 0, "receiving touched no relay")
@@ -130,52 +135,55 @@ final class InboundPipelineTests: XCTestCase {
     /// Group events: junk for no group of ours is refused with a reason and never bridged; a
     /// recent group event from the relays is passed to the mesh, one from the mesh is passed
     /// to the relays only once applied.
-    func testHostileGroupEventsAreRefusedAndNotBridgedToRelays() throws {
+    func testHostileGroupEventsAreRefusedAndNotBridgedToRelays() async throws {
         let bob = try node()
         let stranger = Keys.generate(using: &rng)
         let content = Data(rng.randomBytes(300)).base64EncodedString()
         let junk = try Event.sign(kind: MarmotKind.groupEvent, content: content, tags: [["h", Hex.encode(rng.randomBytes(32))]],
                                   createdAt: now, keys: stranger, rng: &rng)
-        let fromRelays = bob.receive(.relayEvents([junk]))
+        let fromRelays = await receive(bob, .relayEvents([junk]))
         XCTAssertTrue(fromRelays.report.errors.first?.reason.contains("no group of ours") ?? false, "\(fromRelays.report.errors)")
         XCTAssertFalse(fromRelays.resubscribe)
         XCTAssertEqual(bridged(fromRelays, to: .mesh), [junk.id], "a recent group event from relays goes on to the mesh")
 
-        let fromMesh = bob.receive(.meshEvent(junk))
+        let fromMesh = await receive(bob, .meshEvent(junk))
         XCTAssertTrue(bridged(fromMesh, to: .relays).isEmpty, "what we did not apply is not ours to publish")
         XCTAssertTrue(fromMesh.report.errors.isEmpty, "an event already refused is not decided again")
 
         let old = try Event.sign(kind: MarmotKind.groupEvent, content: content, tags: [["h", Hex.encode(rng.randomBytes(32))]],
                                  createdAt: now - 2 * InboundPipeline.meshBridgeWindow, keys: stranger, rng: &rng)
-        XCTAssertTrue(bridged(bob.receive(.relayEvents([old])), to: .mesh).isEmpty, "older group events stay off the mesh")
+        let oldOutcome = await receive(bob, .relayEvents([old]))
+        XCTAssertTrue(bridged(oldOutcome, to: .mesh).isEmpty, "older group events stay off the mesh")
         XCTAssertEqual(connectionsMade(), 0)
     }
 
     /// Profiles: a relay may push anyone's kind 0; only the authors the live filter follows are kept.
-    func testProfilesOfStrangersAreNotKept() throws {
+    func testProfilesOfStrangersAreNotKept() async throws {
         let bob = try node()
         let stranger = Keys.generate(using: &rng)
         let profile = try Event.sign(kind: 0, content: #"{"name":"Mallory"}"#, tags: [], createdAt: now, keys: stranger, rng: &rng)
-        _ = bob.receive(.relayEvents([profile]))
+        _ = await receive(bob, .relayEvents([profile]))
         XCTAssertNil(try bob.store.transaction { try $0.profiles.get(pubkey: stranger.publicKey.bytes) })
         bob.profiles.liveProfileAuthors = [stranger.publicKey]
-        _ = bob.receive(.relayEvents([profile]))
+        _ = await receive(bob, .relayEvents([profile]))
         XCTAssertNotNil(try bob.store.transaction { try $0.profiles.get(pubkey: stranger.publicKey.bytes) }, "a followed author's is")
         let other = try Event.sign(kind: 7, content: "+", tags: [], createdAt: now, keys: stranger, rng: &rng)
-        XCTAssertTrue(bob.receive(.relayEvents([other])).effects.isEmpty, "kinds we never read are dropped")
+        let otherOutcome = await receive(bob, .relayEvents([other]))
+        XCTAssertTrue(otherOutcome.effects.isEmpty, "kinds we never read are dropped")
         XCTAssertEqual(connectionsMade(), 0)
     }
 
     /// Mesh DM frames: garbage from anyone in range is refused frame by frame with no reply;
     /// the queue holds at most 1,024 frames (the oldest go).
-    func testMeshDMFramesAreBoundedAndJunkGetsNoReply() throws {
+    func testMeshDMFramesAreBoundedAndJunkGetsNoReply() async throws {
         let bob = try node()
         let sender = MeshID(0x0102_0304_0506_0708)
         for index in 0..<1_030 { bob.meshBridge.enqueueMeshDM([0x01, UInt8(truncatingIfNeeded: index)] + rng.randomBytes(40), from: sender) }
-        let outcome = bob.receive(.meshDMFrames)
+        let outcome = await receive(bob, .meshDMFrames)
         XCTAssertEqual(outcome.report.errors.count, 1_024, "the queue keeps the newest 1,024 frames")
         XCTAssertFalse(outcome.effects.contains { if case .meshReplies = $0 { return true } else { return false } })
-        XCTAssertTrue(bob.receive(.meshDMFrames).report.errors.isEmpty, "the queue is drained")
+        let drained = await receive(bob, .meshDMFrames)
+        XCTAssertTrue(drained.report.errors.isEmpty, "the queue is drained")
         XCTAssertEqual(connectionsMade(), 0)
     }
 }
