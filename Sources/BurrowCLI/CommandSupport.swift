@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import Store
 import Synchronization
 
 /// What a command produced: the JSON fields after `"ok": true`, and the text for people.
@@ -46,26 +47,40 @@ extension BurrowCommand {
 /// run` that owns it, which does the work. Commands that print lines of their own (the nearby
 /// ones) call this directly.
 enum CommandRunner {
+    /// How long a command waits for another command (not `run`) to let the home go.
+    static let busyWait: Duration = .seconds(5)
+
     static func run(_ globals: GlobalOptions, _ body: () async throws -> Void) async throws {
-        do {
-            try await body()
-        } catch let exit as ExitCode {
-            throw exit
-        } catch {
-            var failure = CLIError.from(error)
-            if failure.code == .busy, ServingNode.current == nil {
-                // Forwarding can fail on its own (no passphrase, a dead socket): reported as
-                // any failure is, never as a Swift value dump.
-                do {
-                    if let status = try await Forwarding.forward(globals) { throw ExitCode(status) }
-                } catch let exit as ExitCode {
-                    throw exit
-                } catch {
-                    failure = CLIError.from(error)
+        var waited = false
+        while true {
+            do {
+                return try await body()
+            } catch let exit as ExitCode {
+                throw exit
+            } catch {
+                var failure = CLIError.from(error)
+                if failure.code == .busy, ServingNode.current == nil {
+                    // Forwarding can fail on its own (no passphrase, a dead socket): reported as
+                    // any failure is, never as a Swift value dump.
+                    do {
+                        if let status = try await Forwarding.forward(globals) { throw ExitCode(status) }
+                        // No `run` serves the home: another command holds it, most likely for
+                        // a moment. Wait a few seconds for it once before giving up.
+                        if !waited {
+                            waited = true
+                            if BurrowStore.waitUntilFree(home: globals.homeURL, timeout: busyWait) { continue }
+                        }
+                        failure = CLIError(.busy, "another burrow command has been using this home for over \(busyWait.components.seconds) s"
+                                           + " (and no `burrow run` serves it); try again when it ends")
+                    } catch let exit as ExitCode {
+                        throw exit
+                    } catch {
+                        failure = CLIError.from(error)
+                    }
                 }
+                Console.report(failure, json: globals.json)
+                throw ExitCode(failure.exitCode)
             }
-            Console.report(failure, json: globals.json)
-            throw ExitCode(failure.exitCode)
         }
     }
 }

@@ -24,8 +24,12 @@ enum Forwarding {
         do {
             // The forwarded command bounds its own relay waits; allow it a long run (each piece
             // of progress it prints restarts this).
-            response = try await ControlClient.send(request, home: globals.homeURL, timeout: globals.timeoutDuration * 30 + .seconds(30)) { text in
-                FileHandle.standardOutput.write(Data(text.utf8))
+            response = try await WaitIndicator.whileWaiting(for: "the running node", json: globals.json) {
+                try await ControlClient.send(request, home: globals.homeURL, timeout: globals.timeoutDuration * 30 + .seconds(30)) { text in
+                    // The waiting line goes first, so progress starts at the line's beginning.
+                    if isatty(STDERR_FILENO) == 1 { FileHandle.standardError.write(Data("\r\u{1B}[K".utf8)) }
+                    FileHandle.standardOutput.write(Data(text.utf8))
+                }
             }
         } catch ControlError.notAnswering {
             return nil

@@ -45,7 +45,8 @@ public enum RelayClientError: Error, Equatable, Sendable, CustomStringConvertibl
         case .outboundTooLarge(let limit): return "message over our \(limit)-byte limit not sent"
         case .shutDown: return "relay client shut down"
         case .noRelayAnswered(let failures):
-            return "no relay answered: " + failures.map(\.description).joined(separator: "; ")
+            // One line per relay, so a person sees at once which relays failed and how.
+            return "no relay answered:" + failures.map { "\n  \($0.description)" }.joined()
         }
     }
 }

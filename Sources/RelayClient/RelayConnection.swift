@@ -202,6 +202,18 @@ public actor RelayConnection {
         if error is NIOSSLError || error is NIOSSLExtraError { return .tlsFailed("\(error)") }
         if closeRequested { return .shutDown }
         if error is CancellationError { return wasOpen ? .connectionClosed("cancelled") : .timeout("connecting") }
-        return wasOpen ? .connectionClosed("\(error)") : .unreachable("\(error)")
+        return wasOpen ? .connectionClosed(plainReason(error)) : .unreachable(plainReason(error))
+    }
+
+    /// A socket error in words ("connection refused", "host not found") instead of NIO's
+    /// value dump, which names every address it tried.
+    static func plainReason(_ error: Error) -> String {
+        if let error = error as? NIOConnectionError {
+            if let first = error.connectionErrors.first { return plainReason(first.error) }
+            return error.dnsAError != nil || error.dnsAAAAError != nil ? "host not found" : "no address to connect to"
+        }
+        if let error = error as? IOError { return String(cString: strerror(error.errnoCode)).lowercased() }
+        if let error = error as? ChannelError, case .connectTimeout = error { return "connection timed out" }
+        return "\(error)"
     }
 }

@@ -39,6 +39,21 @@ public final class BurrowStore: @unchecked Sendable {
         StoreHome.fileExists(StoreHome(home).headerPath)
     }
 
+    /// Waits up to `timeout` for the process holding the home to let it go (a command that
+    /// is finishing); whether it is free now. Polls the lock every 50 ms and takes nothing.
+    public static func waitUntilFree(home: URL, timeout: Duration) -> Bool {
+        let path = StoreHome(home).lockPath
+        let deadline = ContinuousClock.now + timeout
+        while true {
+            if let lock = try? HomeLock(path: path) {
+                lock.release()
+                return true
+            }
+            if ContinuousClock.now >= deadline { return false }
+            usleep(50_000)
+        }
+    }
+
     /// Creates a store in `home` (made 0700 if needed) and returns it open and locked.
     /// Throws `alreadyInitialized` if the home holds a store, `busy` if another process owns it,
     /// `invalidKDFMemory` unless `kdfMemoryMiB` is in 8...4096.

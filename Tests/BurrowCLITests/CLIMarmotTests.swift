@@ -171,6 +171,10 @@ final class CLIMarmotTests: XCTestCase, @unchecked Sendable {
         try bob.fails(["group", "add", "Family", c], "not_admin")
         try alice.fails(["group", "admins", "Family", "--add", c], "invalid_input")
         try alice.fails(["group", "add", "Family", String(repeating: "ab", count: 32)], "no_key_package")
+        // It names the person and says what they must do (issue 22, item 10).
+        let noKeyPackage = try alice.run(["group", "add", "Family", String(repeating: "ab", count: 32)])
+        let advice = ((try noKeyPackage.json()["error"] as? [String: Any])?["message"] as? String) ?? ""
+        XCTAssertTrue(advice.hasPrefix("npub1") && advice.contains("burrow keypackage publish"), advice)
 
         // Alice adds Carol, renames, makes Bob admin; everyone follows.
         try alice.ok(["group", "add", "Family", c])

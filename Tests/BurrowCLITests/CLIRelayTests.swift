@@ -104,6 +104,31 @@ final class CLIRelayTests: XCTestCase {
         let second = try BurrowProcess.run(["whoami"] + common)
         XCTAssertEqual(second.status, 1)
         XCTAssertEqual(try code(second), "busy")
+        let busy = try message(second)
+        XCTAssertTrue(busy.contains("try again"), busy)
+    }
+
+    /// A command that finds the home held by another command (no `run`) waits a few seconds
+    /// for it to end instead of failing at once (issue 22, item 10).
+    func testBusyHomeIsWaitedForBriefly() throws {
+        XCTAssertEqual(try run(["init", "--kdf-memory-mib", "8"]).status, 0)
+        relay.stop()
+        let blackhole = try BlackholeListener()
+        defer { blackhole.close() }
+        XCTAssertEqual(try run(["relay", "add", "ws://127.0.0.1:\(blackhole.port)"]).status, 0)
+        // A fetch from a relay that never answers holds the home for its 2-second timeout.
+        let holder = Process()
+        holder.executableURL = BurrowProcess.binary
+        holder.arguments = ["fetch", "--filter", #"{"kinds":[1]}"#, "--timeout", "2"] + ["--home", home.path, "--passphrase-file", passFile.path]
+        holder.standardOutput = FileHandle.nullDevice
+        holder.standardError = FileHandle.nullDevice
+        try holder.run()
+        defer { if holder.isRunning { holder.terminate() }; holder.waitUntilExit() }
+        Thread.sleep(forTimeInterval: 0.7)
+        XCTAssertTrue(holder.isRunning)
+        let second = try BurrowProcess.run(["whoami"] + common)
+        XCTAssertEqual(second.status, 0, second.stdout + second.stderr)
+        XCTAssertFalse(holder.isRunning, "it ran once the holder was done")
     }
 
     private func code(_ r: BurrowResult) throws -> String? {

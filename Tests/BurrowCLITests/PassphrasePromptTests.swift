@@ -42,4 +42,28 @@ final class PassphrasePromptTests: XCTestCase {
         XCTAssertTrue(said.contains("passphrase"), said)
         XCTAssertFalse(said.contains("CLIError("), said)
     }
+
+    /// At a terminal, a wait over two seconds shows "waiting for the relays… N s" on stderr,
+    /// erased when it ends; with `--json` (or no terminal) nothing is shown (issue 22, item 7).
+    func testLongWaitsShowProgressAtATerminal() throws {
+        let root = FileManager.default.temporaryDirectory.appendingPathComponent("burrow-wait-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: root, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: root) }
+        let passFile = root.appendingPathComponent("pass")
+        try "wait test passphrase".write(to: passFile, atomically: true, encoding: .utf8)
+        let home = root.appendingPathComponent("home").path
+        let blackhole = try BlackholeListener()
+        defer { blackhole.close() }
+        for args in [["init", "--kdf-memory-mib", "8"], ["relay", "add", "ws://127.0.0.1:\(blackhole.port)"]] {
+            let r = try BurrowProcess.run(args + ["--home", home, "--passphrase-file", passFile.path])
+            XCTAssertEqual(r.status, 0, r.stdout + r.stderr)
+        }
+        let command = "\(BurrowProcess.binary.path) sync --timeout 4 --home \(home) --passphrase-file \(passFile.path)"
+        let atTerminal = try BurrowProcess.run(["-c", "/usr/bin/script -qec '\(command)' /dev/null"], executable: URL(fileURLWithPath: "/bin/sh"))
+        let transcript = atTerminal.stdout + atTerminal.stderr
+        XCTAssertTrue(transcript.contains("waiting for the relays… 2 s"), transcript)
+        XCTAssertTrue(transcript.contains("\u{1B}[K"), "the line is erased when the wait ends")
+        let piped = try BurrowProcess.run(["sync", "--timeout", "4", "--home", home, "--passphrase-file", passFile.path])
+        XCTAssertFalse((piped.stdout + piped.stderr).contains("waiting for the relays…"), "not at a terminal")
+    }
 }

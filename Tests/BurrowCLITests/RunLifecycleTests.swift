@@ -41,4 +41,34 @@ final class RunLifecycleTests: XCTestCase {
             XCTAssertFalse(run.standardError.contains("Fatal"), run.standardError)
         }
     }
+
+    /// Bob's `run` relies on the embedded relay Alice's `run` serves; when Alice's ends, Bob's
+    /// commands say to restart Bob's `run` (which then serves it), not to "start burrow run"
+    /// (issue 22, item 7).
+    func testAdviceInsideRunWhenAnotherRunsEmbeddedRelayWentAway() async throws {
+        let alice = BurrowHome(path: root.appendingPathComponent("alice").path, passphraseFile: pass, timeout: 2)
+        let bob = BurrowHome(path: root.appendingPathComponent("bob").path, passphraseFile: pass, timeout: 2)
+        try alice.ok(["init", "--kdf-memory-mib", "8"])
+        try bob.ok(["init", "--kdf-memory-mib", "8"])
+        func run(_ home: BurrowHome, _ name: String) throws -> PeerProcess {
+            try PeerProcess(executable: BurrowProcess.binary, arguments: [
+                "run", "--home", home.path, "--passphrase-file", pass, "--json", "--timeout", "2",
+                "--relay-data", root.appendingPathComponent("relay-\(name)").path])
+        }
+        let aliceRun = try run(alice, "alice")
+        defer { aliceRun.stop() }
+        let aliceReady = try await aliceRun.waitForLine(prefix: #"{"type":"ready""#, timeout: .seconds(30))
+        XCTAssertTrue(aliceReady.contains(#""embedded_relay":"ws://127.0.0.1:7447""#), aliceReady)
+        let bobRun = try run(bob, "bob")
+        defer { bobRun.stop() }
+        let bobReady = try await bobRun.waitForLine(prefix: #"{"type":"ready""#, timeout: .seconds(30))
+        XCTAssertTrue(bobReady.contains(#""embedded_relay":null"#), "the port is Alice's: \(bobReady)")
+
+        XCTAssertEqual(aliceRun.signalAndWait(SIGTERM, timeout: .seconds(10)), 0)
+        let failed = try bob.run(["sync"])
+        XCTAssertEqual(failed.status, 1)
+        let message = ((try failed.json()["error"] as? [String: Any])?["message"] as? String) ?? ""
+        XCTAssertTrue(message.contains("restart this `burrow run`"), message)
+        XCTAssertFalse(message.contains("start `burrow run` in another terminal"), message)
+    }
 }

@@ -67,7 +67,9 @@ struct JoinNearbyCommand: ForwardableCommand {
         if list {
             let beacons = try await NodeOpener.with(globals) { node in
                 try await MeshStarter.withMesh(meshOptions, node: node) { mesh in
-                    await NodeMailbox.yieldingTurn { await node.groups.listNearbyInvites(mesh: mesh, wait: listen) }
+                    await WaitIndicator.whileWaiting(for: "invites nearby", json: json) {
+                        await NodeMailbox.yieldingTurn { await node.groups.listNearbyInvites(mesh: mesh, wait: listen) }
+                    }
                 }
             }
             Console.out(json ? JSONOutput.object([("ok", .bool(true)), ("invites", .array(beacons.map(NearbyOutput.beacon)))]).serialized
@@ -95,7 +97,9 @@ struct JoinNearbyCommand: ForwardableCommand {
                     chosen = chosenSelector
                     code = try Self.readCode(file: codeFile)
                 } else {
-                    let beacons = await node.groups.listNearbyInvites(mesh: mesh, wait: listen)
+                    let beacons = await WaitIndicator.whileWaiting(for: "invites nearby", json: false) {
+                        await node.groups.listNearbyInvites(mesh: mesh, wait: listen)
+                    }
                     guard !beacons.isEmpty else { throw MeshNodeError.noInvites("no invite heard nearby") }
                     for (index, beacon) in beacons.enumerated() { Console.err("[\(index + 1)] " + NearbyOutput.beaconText(beacon)) }
                     var pick = 0

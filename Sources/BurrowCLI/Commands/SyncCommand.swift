@@ -7,7 +7,9 @@ struct SyncCommand: BurrowCommand {
     @OptionGroup var globals: GlobalOptions
 
     func execute() async throws -> CommandOutput {
-        let report = try await NodeOpener.with(globals) { try await $0.sync(timeout: globals.timeoutDuration) }
+        let report = try await NodeOpener.with(globals) { node in
+            try await WaitIndicator.whileWaiting(for: "the relays", json: globals.json) { try await node.sync(timeout: globals.timeoutDuration) }
+        }
         var human = "processed \(report.processed) events, \(report.messages) new messages"
         for issue in report.errors { human += "\n  skipped \(issue.eventID): \(issue.reason)" }
         return CommandOutput(fields: [("processed", .int(report.processed)), ("messages", .int(report.messages)),

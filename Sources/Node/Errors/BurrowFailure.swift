@@ -44,9 +44,16 @@ public struct BurrowFailure: Error, Equatable, Sendable, CustomStringConvertible
             self = mapped
             return
         }
-        // The default address answers only while `burrow run` serves it: say so.
-        self.init(mapped.code, mapped.message + " (nothing serves the embedded relay outside `burrow run`: start `burrow run`"
-                  + " in another terminal, or add a relay with `burrow relay add URL`)")
+        // The default address answers only while a `burrow run` serves it: say so, and say
+        // the right thing inside a running node, which found the port taken when it started.
+        if NodeMailbox.current != nil {
+            self.init(mapped.code, mapped.message + "\n(this `burrow run` found \(BurrowNode.embeddedRelay) served by another process"
+                      + " when it started, and that process has gone: restart this `burrow run` to serve it itself, or add a relay"
+                      + " with `burrow relay add URL`)")
+        } else {
+            self.init(mapped.code, mapped.message + "\n(nothing serves the embedded relay outside `burrow run`: start `burrow run`"
+                      + " in another terminal, or add a relay with `burrow relay add URL`)")
+        }
     }
 
     private static func mapped(_ error: Error) -> BurrowFailure {

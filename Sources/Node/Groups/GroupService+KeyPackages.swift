@@ -106,7 +106,10 @@ extension GroupService {
             valid.filter { $0.event.kind == kind }.max { ($0.event.createdAt, $0.event.id.hex) < ($1.event.createdAt, $1.event.id.hex) }
         }
         guard let chosen = best(MarmotKind.keyPackage) ?? best(MarmotKind.legacyKeyPackage) else {
-            throw NodeError.noKeyPackage("\(invitee.hex) has no valid KeyPackage on \(urls.joined(separator: ", "))")
+            // Say who, by name when a profile can be had quickly, and what they must do.
+            await profiles.fetchProfiles(of: [invitee], timeout: ProfileService.profileWait(timeout))
+            throw NodeError.noKeyPackage("\(profiles.label(for: invitee)) has no KeyPackage on \(urls.joined(separator: ", ")): they need to run"
+                                         + " `burrow keypackage publish` (or open their Marmot app) before they can be added")
         }
         return InviteeKeyPackage(keyPackage: chosen, inbox: inbox)
     }

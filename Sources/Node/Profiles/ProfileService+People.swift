@@ -136,6 +136,13 @@ extension ProfileService {
         }) ?? [publicKey]
     }
 
+    /// A person for a sentence: "Carol (npub1abc…)" when we hold a name, else the npub's start.
+    func label(for key: PublicKey) -> String {
+        let short = String(key.npub.prefix(16)) + "…"
+        guard let name = try? store.transaction({ try $0.memberNames.name(pubkey: key.bytes, mlsGroupID: []) }) else { return short }
+        return "\(name) (\(short))"
+    }
+
     /// How long a command waits for profiles it fetches only to show names: a silent relay
     /// must not hold up the answer.
     static func profileWait(_ timeout: Duration) -> Duration { min(timeout, .seconds(3)) }

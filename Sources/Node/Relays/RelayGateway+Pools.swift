@@ -50,8 +50,8 @@ extension RelayGateway {
     }
 
     static func publishFailure(_ results: [PublishResult], eventID: EventID) -> NodeError {
-        let reasons = results.map { "\($0.url): \($0.error.map { "\($0)" } ?? $0.message)" }.joined(separator: "; ")
-        let text = "no relay accepted \(eventID.hex): \(reasons)"
+        let reasons = results.map { "\n  \($0.url): \($0.error.map { "\($0)" } ?? $0.message)" }.joined()
+        let text = "no relay accepted \(eventID.hex):\(reasons)"
         if results.contains(where: { $0.error == nil }) { return .relayRejected(text) }
         if !results.isEmpty, results.allSatisfy({ if case .timeout = $0.error { return true } else { return false } }) {
             return .timeout(text)
