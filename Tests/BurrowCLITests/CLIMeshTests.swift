@@ -152,6 +152,9 @@ final class CLIMeshTests: XCTestCase {
         let refused = try BurrowProcess.run(["join", "nearby", "--invite", inviteID, "--code-stdin", "--home", carol.path,
                                              "--passphrase-file", pass, "--json", "--timeout", "2"], stdin: wrong + "\n", timeout: 120)
         XCTAssertEqual((try refused.json()["error"] as? [String: Any])?["code"] as? String, "wrong_code", refused.stdout)
+        // The joiner is told how many attempts the invite has left (issue 22, item 9).
+        let refusal = ((try refused.json()["error"] as? [String: Any])?["message"] as? String) ?? ""
+        XCTAssertTrue(refusal.contains("4 attempts left"), refusal)
         // The wrong code cost one attempt (the joiner's challenge did not open; it sent no request).
         let first = try object(try await invite.waitForLine(containing: #""result":"challenged""#, timeout: .seconds(10)))
         XCTAssertEqual(first["attempts_left"] as? Int, 4)

@@ -156,7 +156,10 @@ enum NearbyOutput {
         switch event {
         case .open(_, let code, let expiresAt):
             return "code \(code) — show it to the person joining (open until \(Date(timeIntervalSince1970: TimeInterval(expiresAt))))"
-        case .attempt(let peer, let left, let result): return "attempt from \(peer): \(result) (\(left) left)"
+        case .attempt(let peer, let left, let result):
+            let words = ["challenged": "checking the code", "replaced": "gave up for a new attempt", "request": "code right, asked to join"]
+            let outcome = words[result] ?? MeshError(rawValue: result).map(GroupService.nearbyMessage) ?? result
+            return "attempt from \(peer): \(outcome) (\(left) attempt\(left == 1 ? "" : "s") left)"
         }
     }
 

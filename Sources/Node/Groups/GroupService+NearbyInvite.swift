@@ -259,7 +259,7 @@ extension GroupService {
         return out.isEmpty ? "group" : out
     }
 
-    static func nearbyMessage(_ code: MeshError) -> String {
+    public static func nearbyMessage(_ code: MeshError) -> String {
         switch code {
         case .inviteExpired: return "the invite expired"
         case .wrongCode: return "the code did not match"

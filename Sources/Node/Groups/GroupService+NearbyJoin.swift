@@ -142,7 +142,14 @@ extension GroupService {
                                                 inviter: chosen.beacon.inviter.hex)
                     }
                     let code = result ?? .joinFailed
-                    throw MeshNodeError.join(code: code.rawValue, message: Self.nearbyMessage(code))
+                    var message = Self.nearbyMessage(code)
+                    if code == .wrongCode {
+                        // The beacon said how many attempts the invite had; this one used one.
+                        let left = max(0, Int(chosen.beacon.attemptsLeft) - 1)
+                        message += left == 0 ? ": no attempts left, ask for a new invite"
+                            : ": \(left) attempt\(left == 1 ? "" : "s") left, check the code and try again"
+                    }
+                    throw MeshNodeError.join(code: code.rawValue, message: message)
                 }
             }
             guard let input = await iterator.next() else { throw MeshNodeError.meshOff("the mesh stopped") }
