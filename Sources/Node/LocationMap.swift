@@ -10,7 +10,20 @@ public enum LocationMap {
     static let margin = 70.0
     static let metersPerDegree = 111_320.0
 
-    public static func svg(_ locations: [LocationView], title: String) -> String {
+    /// A label's box in pixels, for keeping labels apart.
+    struct Box {
+        var x, y, width, height: Double
+
+        func overlaps(_ other: Box) -> Bool {
+            x < other.x + other.width && other.x < x + width && y < other.y + other.height && other.y < y + height
+        }
+    }
+
+    /// Rough text widths (sans-serif): enough to keep boxes apart without a font.
+    static func textWidth(_ text: String, size: Double) -> Double { Double(text.count) * size * 0.6 }
+
+    /// The map. `time` writes a location's time for its pin (the CLI passes local time).
+    public static func svg(_ locations: [LocationView], title: String, time: (Int64) -> String = { String($0) }) -> String {
         var out = """
         <svg xmlns="http://www.w3.org/2000/svg" width="\(Int(width))" height="\(Int(height))" viewBox="0 0 \(Int(width)) \(Int(height))" font-family="sans-serif">
         <rect width="100%" height="100%" fill="#f4f1ea"/>
@@ -33,16 +46,57 @@ public enum LocationMap {
         let scale = min((width - 2 * margin) / 2 / max(spanX, 50), (height - 2 * margin) / 2 / max(spanY, 50))
         func px(_ p: (x: Double, y: Double, r: Double)) -> (Double, Double) { (width / 2 + p.x * scale, height / 2 - p.y * scale) }
 
+        // Circles and pins first, labels over them.
+        var pinBoxes: [Box] = []
         for (location, point) in zip(locations, points) {
             let (x, y) = px(point)
             let color = location.stale ? "#9a9a9a" : "#d0453a"
-            let label = escape(location.name ?? String(location.member.prefix(8)))
             if point.r > 0 {
                 out += "<circle cx=\"\(f(x))\" cy=\"\(f(y))\" r=\"\(f(point.r * scale))\" fill=\"\(color)\" fill-opacity=\"0.15\" stroke=\"\(color)\" stroke-opacity=\"0.5\"/>\n"
             }
             out += "<path d=\"M \(f(x)) \(f(y)) l -9 -22 a 10 10 0 1 1 18 0 z\" fill=\"\(color)\" stroke=\"#fff\" stroke-width=\"1.5\"/>\n"
             out += "<circle cx=\"\(f(x))\" cy=\"\(f(y - 25))\" r=\"3.5\" fill=\"#fff\"/>\n"
-            out += "<text x=\"\(f(x + 14))\" y=\"\(f(y - 18))\" font-size=\"14\" fill=\"#222\">\(label)\(location.stale ? " (stale)" : "")</text>\n"
+            pinBoxes.append(Box(x: x - 10, y: y - 36, width: 20, height: 36))
+        }
+        // Each label (name, and its time below) goes beside its pin where it overlaps no
+        // other label or pin: right, left, above, below, else further down with a leader line.
+        var placed: [Box] = []
+        let order = locations.indices.sorted { px(points[$0]).1 < px(points[$1]).1 }
+        for index in order {
+            let location = locations[index]
+            let (x, y) = px(points[index])
+            let name = (location.name ?? String(location.member.prefix(8))) + (location.stale ? " (stale)" : "")
+            let when = time(location.payload.timestamp)
+            let w = max(textWidth(name, size: 14), textWidth(when, size: 11)) + 4
+            let h = 32.0
+            let candidates = [Box(x: x + 14, y: y - 34, width: w, height: h), Box(x: x - 14 - w, y: y - 34, width: w, height: h),
+                              Box(x: x - w / 2, y: y - 40 - h, width: w, height: h), Box(x: x - w / 2, y: y + 6, width: w, height: h)]
+            let others = pinBoxes.enumerated().filter { $0.offset != index }.map(\.element) + placed
+            func free(_ box: Box) -> Bool {
+                box.x >= 0 && box.x + box.width <= width && box.y >= 40 && box.y + box.height <= height - 40
+                    && !others.contains { $0.overlaps(box) }
+            }
+            var box = candidates.first(where: free)
+            var leader = false
+            if box == nil {
+                leader = true
+                var step = 1.0
+                while box == nil, step < 40 {
+                    for base in candidates.prefix(2) {
+                        let moved = Box(x: base.x, y: base.y + step * 18, width: w, height: h)
+                        if free(moved) { box = moved; break }
+                    }
+                    step += 1
+                }
+            }
+            let label = box ?? candidates[0]
+            placed.append(label)
+            if leader {
+                let anchorX = label.x > x ? label.x : label.x + label.width
+                out += "<line x1=\"\(f(x))\" y1=\"\(f(y - 25))\" x2=\"\(f(anchorX))\" y2=\"\(f(label.y + 12))\" stroke=\"#555\" stroke-width=\"1\"/>\n"
+            }
+            out += "<g class=\"label\"><text x=\"\(f(label.x + 2))\" y=\"\(f(label.y + 14))\" font-size=\"14\" fill=\"#222\">\(escape(name))</text>"
+            out += "<text x=\"\(f(label.x + 2))\" y=\"\(f(label.y + 28))\" font-size=\"11\" fill=\"#666\">\(escape(when))</text></g>\n"
         }
 
         // Scale bar: the largest round length that fits in a fifth of the width.

@@ -28,6 +28,39 @@ final class LocationMapTests: XCTestCase {
         for x in xs { XCTAssertTrue((0...800).contains(x), "\(x)") }
     }
 
+    /// Pins a few metres apart: their labels are placed apart (beside, above, below, or
+    /// further off with a leader line), each with its time (issue 22, item 12).
+    func testLabelsOfClosePinsDoNotOverlapAndShowTheirTime() throws {
+        let family = try (0..<6).map { index in
+            try location(["Mum", "Dad", "Ann", "Ben", "Grandma Rose", "Uncle Bob"][index], 52.52 + Double(index) * 0.00002,
+                         13.405 + Double(index % 2) * 0.00002, acc: 5)
+        }
+        let svg = LocationMap.svg(family, title: "Family") { "t\($0 - 1_795_000_000)" }
+        // Each label is a <g class="label"> of a name line and a time line.
+        let labels = svg.components(separatedBy: "<g class=\"label\">").dropFirst().map { String($0.prefix { $0 != "\n" }) }
+        XCTAssertEqual(labels.count, 6)
+        func attribute(_ name: String, in text: Substring) -> Double? {
+            guard let start = text.range(of: "\(name)=\"") else { return nil }
+            return Double(text[start.upperBound...].prefix { $0 != "\"" })
+        }
+        var boxes: [LocationMap.Box] = []
+        for label in labels {
+            let name = label.components(separatedBy: "font-size=\"14\" fill=\"#222\">")[1].components(separatedBy: "</text>")[0]
+            XCTAssertTrue(label.contains(">t0</text>"), "the time under \(name)")
+            let x = try XCTUnwrap(attribute("x", in: Substring(label))), y = try XCTUnwrap(attribute("y", in: Substring(label)))
+            boxes.append(LocationMap.Box(x: x, y: y - 14, width: LocationMap.textWidth(name, size: 14), height: 30))
+        }
+        for (i, a) in boxes.enumerated() {
+            for b in boxes[(i + 1)...] { XCTAssertFalse(a.overlaps(b), "labels overlap: \(a) \(b)") }
+            XCTAssertTrue(a.x >= 0 && a.x + a.width <= 800 && a.y >= 0 && a.y + a.height <= 600, "inside the picture: \(a)")
+        }
+        XCTAssertTrue(svg.contains("<line "), "a label moved off its pin gets a leader line")
+        // To look at it: BURROW_TEST_ARTIFACTS=dir keeps the picture.
+        if let dir = ProcessInfo.processInfo.environment["BURROW_TEST_ARTIFACTS"] {
+            try? svg.write(toFile: dir + "/close-pins-map.svg", atomically: true, encoding: .utf8)
+        }
+    }
+
     func testNoLocationsYet() {
         XCTAssertTrue(LocationMap.svg([], title: "Empty").contains("no locations shared yet"))
     }

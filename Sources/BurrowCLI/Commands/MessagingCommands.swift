@@ -96,7 +96,7 @@ struct LocationsCommand: BurrowCommand {
         // Absolute already when forwarded (resolved in the caller's directory); said in full.
         let svgPath = svg.map { URL(fileURLWithPath: $0).standardizedFileURL.path }
         if let svgPath {
-            do { try LocationMap.svg(locations, title: name).write(toFile: svgPath, atomically: true, encoding: .utf8) } catch {
+            do { try LocationMap.svg(locations, title: name, time: { HumanTime.format(seconds: $0) }).write(toFile: svgPath, atomically: true, encoding: .utf8) } catch {
                 throw CLIError(.invalid_input, "cannot write the map to \(svgPath)")
             }
         }
