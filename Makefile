@@ -37,8 +37,9 @@ demo: build
 build-tests: setup-system
 	swift build $(SWIFT_RELEASE) --build-tests
 
+# Two shards side by side (scripts/test.sh): the interop suites beside the rest.
 test: setup build-tests
-	BURROW_VENV=$(VENV) BURROW_BIN=$(CURDIR)/.build/release/burrow swift test $(SWIFT_RELEASE) --skip-build --disable-swift-testing
+	BURROW_VENV=$(VENV) BURROW_BIN=$(CURDIR)/.build/release/burrow scripts/test.sh
 
 bench: setup build-tests
 	swift build $(SWIFT_RELEASE) --product burrow-bench

@@ -67,7 +67,7 @@ extension BurrowNode {
         let started = Self.now()
         let cursor = try store.transaction { try $0.settings.get(Settings.giftWrapCursor) }.flatMap { Int64($0) }
         let filter = Filter(kinds: [Kind.giftWrap], since: cursor.map { max(0, $0 - Self.giftWrapMargin) }, tags: ["p": [publicKey.hex]])
-        let fetched = try await gateway.pool(try relays()).fetch(filter, timeout: timeout)
+        let fetched = try await gateway.pool(try relays()).fetch(filter, timeout: timeout, stragglerGrace: RelayGateway.stragglerGrace)
         for failure in fetched.errors { logger.warning("relay failed during fetch", metadata: ["relay": "\(failure)"]) }
         let events = fetched.events
         Failpoint.syncFetched.check()

@@ -103,12 +103,22 @@ public final class RelayPool: Sendable {
     /// Throws only when the pool is closed (`shutDown`) or no relay answered a single page
     /// (`noRelayAnswered`, with each relay's failure); otherwise failures are in `errors`
     /// and what did arrive is returned.
-    public func fetch(_ filter: Filter, timeout: Duration) async throws -> FetchResult {
+    ///
+    /// With `stragglerGrace`, once one relay has answered every page (EOSE), the others get
+    /// that long more: a relay that accepts the connection but never answers then costs the
+    /// fetch `stragglerGrace`, not `timeout`. It is recorded as a `timeout` failure. For reads
+    /// that a later sync repeats (inboxes, catch-up, profiles), never for "does any relay hold
+    /// this event?".
+    public func fetch(_ filter: Filter, timeout: Duration, stragglerGrace: Duration? = nil) async throws -> FetchResult {
         guard !registry.isClosed else { throw RelayClientError.shutDown }
         let merged = FetchMerger()
-        await withTaskGroup(of: Void.self) { group in
-            for session in sessions {
-                group.addTask { await self.fetchAll(filter, from: session, timeout: timeout, into: merged) }
+        if let grace = stragglerGrace, sessions.count > 1 {
+            await fetchLeavingStragglers(filter, timeout: timeout, grace: grace, into: merged)
+        } else {
+            await withTaskGroup(of: Void.self) { group in
+                for session in sessions {
+                    group.addTask { await self.fetchAll(filter, from: session, timeout: timeout, into: merged) }
+                }
             }
         }
         var result = merged.result()
@@ -120,6 +130,28 @@ public final class RelayPool: Sendable {
             throw RelayClientError.noRelayAnswered(result.errors)
         }
         return result
+    }
+
+    /// Every relay's fetch in its own task; returns when all have ended, or `grace` after the
+    /// first relay answered every page, leaving the rest (their late answers are dropped).
+    private func fetchLeavingStragglers(_ filter: Filter, timeout: Duration, grace: Duration, into merged: FetchMerger) async {
+        let tasks = sessions.map { session in
+            Task {
+                await self.fetchAll(filter, from: session, timeout: timeout, into: merged)
+                merged.ended(session.url.description)
+            }
+        }
+        var deadline: ContinuousClock.Instant?
+        while merged.endedCount < sessions.count {
+            if deadline == nil, merged.anyCompleted { deadline = ContinuousClock.now + grace }
+            if let deadline, ContinuousClock.now >= deadline { break }
+            do { try await Task.sleep(for: .milliseconds(25)) } catch { break }
+        }
+        for (session, task) in zip(sessions, tasks) where !merged.hasEnded(session.url.description) {
+            task.cancel()
+            merged.fail(session.url.description, .timeout("an answer within \(grace) of another relay's complete one"))
+            merged.ended(session.url.description)
+        }
     }
 
     private func fetchAll(_ filter: Filter, from session: RelaySession, timeout: Duration, into merged: FetchMerger) async {
@@ -264,6 +296,8 @@ private final class FetchMerger: Sendable {
         var errors: [RelayFailure] = []
         var completed: [String] = []
         var answered = false
+        /// Relays whose fetch is over (answered, failed, or left behind), with `stragglerGrace`.
+        var ended: Set<String> = []
     }
 
     private let state = Mutex(State())
@@ -291,6 +325,15 @@ private final class FetchMerger: Sendable {
     func completed(_ url: String) {
         state.withLock { $0.completed.append(url) }
     }
+
+    /// Marks `url`'s fetch over; a fetch left behind that ends later changes nothing.
+    func ended(_ url: String) {
+        state.withLock { _ = $0.ended.insert(url) }
+    }
+
+    func hasEnded(_ url: String) -> Bool { state.withLock { $0.ended.contains(url) } }
+
+    var endedCount: Int { state.withLock { $0.ended.count } }
 
     func result() -> FetchResult {
         state.withLock { state in

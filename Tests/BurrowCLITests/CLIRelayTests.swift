@@ -92,12 +92,7 @@ final class CLIRelayTests: XCTestCase {
         let blackhole = try BlackholeListener()
         defer { blackhole.close() }
         XCTAssertEqual(try run(["relay", "add", "ws://127.0.0.1:\(blackhole.port)"]).status, 0)
-        let holder = Process()
-        holder.executableURL = BurrowProcess.binary
-        holder.arguments = ["fetch", "--filter", #"{"kinds":[1]}"#, "--timeout", "8"] + ["--home", home.path, "--passphrase-file", passFile.path]
-        holder.standardOutput = FileHandle.nullDevice
-        holder.standardError = FileHandle.nullDevice
-        try holder.run()
+        let holder = try holdHome(seconds: 8)
         defer { if holder.isRunning { holder.terminate() }; holder.waitUntilExit() }
         Thread.sleep(forTimeInterval: 1.5)
         XCTAssertTrue(holder.isRunning)
@@ -108,6 +103,25 @@ final class CLIRelayTests: XCTestCase {
         XCTAssertTrue(busy.contains("try again"), busy)
     }
 
+    /// A relay that accepts connections and never answers: once the other relay has answered
+    /// every read in full, `sync` leaves it behind after `RelayGateway.stragglerGrace` (3 s)
+    /// per read instead of waiting out the timeout on each (issue 22, item 7).
+    func testSyncLeavesASilentRelayBehindOnceAnotherAnswered() throws {
+        XCTAssertEqual(try run(["init", "--kdf-memory-mib", "8"]).status, 0)
+        XCTAssertEqual(try run(["relay", "add", relay.url]).status, 0)
+        let blackhole = try BlackholeListener()
+        defer { blackhole.close() }
+        XCTAssertEqual(try run(["relay", "add", "ws://127.0.0.1:\(blackhole.port)"]).status, 0)
+        let started = ContinuousClock.now
+        let synced = try BurrowProcess.run(["sync", "--home", home.path, "--passphrase-file", passFile.path, "--json", "--timeout", "30"])
+        let took = ContinuousClock.now - started
+        XCTAssertEqual(synced.status, 0, synced.stdout + synced.stderr)
+        // Two reads (gift wraps, our profile; no groups yet), each left 3 s after the good
+        // relay's end (about 6.5 s in all); waiting the silent relay out costs its 10-second
+        // connect timeout on the first read alone.
+        XCTAssertLessThan(took, .seconds(10), "the silent relay was waited out: \(took)")
+    }
+
     /// A command that finds the home held by another command (no `run`) waits a few seconds
     /// for it to end instead of failing at once (issue 22, item 10).
     func testBusyHomeIsWaitedForBriefly() throws {
@@ -116,19 +130,26 @@ final class CLIRelayTests: XCTestCase {
         let blackhole = try BlackholeListener()
         defer { blackhole.close() }
         XCTAssertEqual(try run(["relay", "add", "ws://127.0.0.1:\(blackhole.port)"]).status, 0)
-        // A fetch from a relay that never answers holds the home for its 2-second timeout.
-        let holder = Process()
-        holder.executableURL = BurrowProcess.binary
-        holder.arguments = ["fetch", "--filter", #"{"kinds":[1]}"#, "--timeout", "2"] + ["--home", home.path, "--passphrase-file", passFile.path]
-        holder.standardOutput = FileHandle.nullDevice
-        holder.standardError = FileHandle.nullDevice
-        try holder.run()
+        let holder = try holdHome(seconds: 2)
         defer { if holder.isRunning { holder.terminate() }; holder.waitUntilExit() }
         Thread.sleep(forTimeInterval: 0.7)
         XCTAssertTrue(holder.isRunning)
         let second = try BurrowProcess.run(["whoami"] + common)
         XCTAssertEqual(second.status, 0, second.stdout + second.stderr)
         XCTAssertFalse(holder.isRunning, "it ran once the holder was done")
+    }
+
+    /// A `fetch` from the home's relays (a relay that never answers) holds the home for its
+    /// timeout of `seconds`.
+    private func holdHome(seconds: Int) throws -> Process {
+        let holder = Process()
+        holder.executableURL = BurrowProcess.binary
+        holder.arguments = ["fetch", "--filter", #"{"kinds":[1]}"#, "--timeout", String(seconds), "--home", home.path,
+                            "--passphrase-file", passFile.path]
+        holder.standardOutput = FileHandle.nullDevice
+        holder.standardError = FileHandle.nullDevice
+        try holder.run()
+        return holder
     }
 
     private func code(_ r: BurrowResult) throws -> String? {

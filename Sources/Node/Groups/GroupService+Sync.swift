@@ -132,7 +132,7 @@ extension GroupService {
             window.until = min(end, start + width - 1)
             // One more than a batch says "too many here": the window is halved and fetched again.
             window.limit = width > 1 ? Self.catchUpBatch + 1 : nil
-            let events = try await gateway.fetchEvents(window, from: urls, timeout: timeout)
+            let events = try await gateway.fetchEvents(window, from: urls, timeout: timeout, leavingStragglers: true)
             if events.count > Self.catchUpBatch, width > 1 {
                 width = max(1, width / 2)
                 continue

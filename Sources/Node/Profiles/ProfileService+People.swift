@@ -89,7 +89,7 @@ extension ProfileService {
     func fetchProfiles(of keys: [PublicKey], timeout: Duration) async {
         let keys = unique(keys)
         guard !keys.isEmpty, let urls = try? relays(),
-              let events = try? await gateway.fetchEvents(Filter(authors: keys, kinds: [0]), from: urls, timeout: timeout) else { return }
+              let events = try? await gateway.fetchEvents(Filter(authors: keys, kinds: [0]), from: urls, timeout: timeout, leavingStragglers: true) else { return }
         let wanted = Set(keys)
         _ = try? store.transaction { tx in
             for event in events.sorted(by: BurrowNode.createdAtOrder) where wanted.contains(event.pubkey) { try keepProfile(event, tx: tx) }

@@ -60,8 +60,10 @@ extension RelayGateway {
     }
 
     /// Fetches one filter from `urls`, verified and deduplicated by the pool.
-    func fetchEvents(_ filter: Filter, from urls: [String], timeout: Duration) async throws -> [Event] {
-        let result = try await pool(urls).fetch(filter, timeout: timeout)
+    /// With `leavingStragglers`, a relay that has not answered `stragglerGrace` after another
+    /// answered in full is left behind (for reads a later sync repeats).
+    func fetchEvents(_ filter: Filter, from urls: [String], timeout: Duration, leavingStragglers: Bool = false) async throws -> [Event] {
+        let result = try await pool(urls).fetch(filter, timeout: timeout, stragglerGrace: leavingStragglers ? Self.stragglerGrace : nil)
         for failure in result.errors { logger.warning("relay failed during fetch", metadata: ["relay": "\(failure)"]) }
         return result.events
     }

@@ -6,4 +6,8 @@ public final class RelayGateway: ContextualService {
     let pools = PoolCache()
 
     init(context: NodeContext) { self.context = context }
+
+    /// How long a sync's reads wait for a relay once another has answered in full: a relay
+    /// that accepts and never answers costs a sync this per read, not its timeout.
+    static let stragglerGrace: Duration = .seconds(3)
 }
