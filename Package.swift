@@ -76,6 +76,9 @@ let package = Package(
             ],
             swiftSettings: swift6
         ),
+        // Location sharing (issue 23), sans-I/O: fixes and their checks, gpsd's JSON protocol, the sharing
+        // schedule, fuzzing.
+        .target(name: "Location", dependencies: ["Nostr"], swiftSettings: swift6),
         .target(
             name: "Marmot",
             dependencies: ["MLS", "Nostr", "CSodium", .product(name: "Crypto", package: "swift-crypto")],
@@ -109,7 +112,8 @@ let package = Package(
         .target(
             name: "Node",
             dependencies: [
-                "Nostr", "MLS", "Marmot", "Pigeon", "Mesh", "MeshLinks", "RelayClient", "Store", .product(name: "Logging", package: "swift-log"),
+                "Nostr", "MLS", "Marmot", "Pigeon", "Mesh", "MeshLinks", "RelayClient", "Store", "Location",
+                .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOCore", package: "swift-nio"), .product(name: "NIOPosix", package: "swift-nio"),
             ],
             swiftSettings: swift6
@@ -129,8 +133,9 @@ let package = Package(
         .target(
             name: "NodeRuntime",
             dependencies: [
-                "Node", "Control", "Mesh", "RelayServer", .product(name: "Logging", package: "swift-log"),
+                "Node", "Control", "Mesh", "Location", "Store", "RelayServer", .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "NIOCore", package: "swift-nio"), .product(name: "NIOPosix", package: "swift-nio"),
             ],
             swiftSettings: swift6
         ),
@@ -237,6 +242,7 @@ let package = Package(
             swiftSettings: swift6
         ),
         .testTarget(name: "BurrowCLITests", dependencies: ["TestSupport", "Nostr", "Marmot", "Node", "Pigeon", "RelayClient"], swiftSettings: swift6),
+        .testTarget(name: "LocationTests", dependencies: ["TestSupport", "Location"], swiftSettings: swift6),
         .testTarget(name: "MeshTests", dependencies: ["TestSupport", "Mesh", "Nostr", "Marmot"], swiftSettings: swift6),
         // The BlueZ link layer against a mock org.bluez (python-dbusmock) on a private dbus-daemon.
         .testTarget(name: "MeshLinksTests", dependencies: ["TestSupport", "MeshLinks", "Mesh", "CSystemd"], swiftSettings: swift6),

@@ -106,7 +106,8 @@ enum MarmotOutput {
         .object([
             ("member", .string(l.member)), ("name", l.name.map { .string($0) } ?? .null), ("lat", .double(l.payload.latitude)),
             ("lon", .double(l.payload.longitude)), ("acc", .double(l.payload.accuracy)), ("ts", .int(l.payload.timestamp)),
-            ("stale", .bool(l.stale)),
+            ("stale", .bool(l.stale)), ("batt", l.payload.battery.map { .int($0) } ?? .null),
+            ("interval", l.payload.interval.map { .int($0) } ?? .null), ("stationary", l.payload.stationary.map { .bool($0) } ?? .null),
         ])
     }
 

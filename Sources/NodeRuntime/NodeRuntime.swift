@@ -71,11 +71,18 @@ public enum NodeRuntime {
             throw error
         }
         let live = LiveLoop(node: node, mailbox: mailbox, options: options.live, emit: emit)
+        let sharing = LocationSharing(node: node, mailbox: mailbox, timeout: options.live.timeout)
         var logger = Logger(label: "burrow.runtime")
         logger.logLevel = .warning
-        let services = started.services + [ServiceGroupConfiguration.ServiceConfiguration(
-            service: live, successTerminationBehavior: .gracefullyShutdownGroup, failureTerminationBehavior: .gracefullyShutdownGroup,
-            serviceName: "live")]
+        let services = started.services + [
+            ServiceGroupConfiguration.ServiceConfiguration(
+                service: live, successTerminationBehavior: .gracefullyShutdownGroup, failureTerminationBehavior: .gracefullyShutdownGroup,
+                serviceName: "live"),
+            // Last: it stops first, so no publish starts while the rest shut down.
+            ServiceGroupConfiguration.ServiceConfiguration(
+                service: sharing, successTerminationBehavior: .ignore, failureTerminationBehavior: .gracefullyShutdownGroup,
+                serviceName: "location sharing"),
+        ]
         let group = ServiceGroup(configuration: ServiceGroupConfiguration(
             services: services, gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))
         try await group.run()

@@ -18,7 +18,7 @@ struct Migration: Sendable {
 }
 
 enum Schema {
-    static let migrations: [Migration] = [v1, v2, v3, v4, v5, v6, v7, v8, v9, v10]
+    static let migrations: [Migration] = [v1, v2, v3, v4, v5, v6, v7, v8, v9, v10, v11]
 
     static var latestVersion: Int { migrations.last?.version ?? 0 }
 
@@ -319,6 +319,25 @@ enum Schema {
         "ALTER TABLE messages ADD COLUMN generation INTEGER NOT NULL DEFAULT 0",
         // Our next message's generation counts our messages of the epoch: one index lookup.
         "CREATE INDEX messages_by_sender_epoch ON messages (mls_group_id, epoch, sender)",
+    ])
+
+    /// v11: location sharing (issue 23): per group, where positions come from and how often
+    /// `run` shares them, whether it is paused, and what happened last (for `share status`).
+    static let v11 = Migration(version: 11, statements: [
+        """
+        CREATE TABLE location_shares (
+            mls_group_id BLOB PRIMARY KEY NOT NULL,
+            source TEXT NOT NULL,
+            interval INTEGER NOT NULL CHECK (interval BETWEEN 10 AND 3600),
+            fuzz INTEGER NOT NULL CHECK (fuzz BETWEEN 0 AND 1000),
+            battery INTEGER NOT NULL CHECK (battery IN (0, 1)),
+            paused INTEGER NOT NULL DEFAULT 0 CHECK (paused IN (0, 1)),
+            created_at INTEGER NOT NULL,
+            last_fix_at INTEGER,
+            last_publish_at INTEGER,
+            last_error TEXT
+        ) WITHOUT ROWID
+        """,
     ])
 
     static func currentVersion(_ connection: SQLiteConnection) throws -> Int {

@@ -28,6 +28,7 @@ public final class StoreTransaction {
     public var messages: MessageRepository { MessageRepository(transaction: self) }
     public var memberNames: MemberNameRepository { MemberNameRepository(transaction: self) }
     public var profiles: ProfileRepository { ProfileRepository(transaction: self) }
+    public var locationShares: LocationShareRepository { LocationShareRepository(transaction: self) }
     public var outbox: OutboxRepository { OutboxRepository(transaction: self) }
     public var settings: SettingsRepository { SettingsRepository(transaction: self) }
     public var snapshots: SnapshotRepository { SnapshotRepository(transaction: self) }

@@ -1,0 +1,111 @@
+import Foundation
+import TestSupport
+import XCTest
+
+/// `burrow share` (issue 23): settings checked and stored, `run` publishing on its own from a
+/// fixed source at the interval asked, the fields Whistle reads arriving at another member,
+/// pause, status, and a share that outlives a restart of `run`.
+final class ShareTests: XCTestCase {
+    var root: URL!
+    var relay: RelayProcess!
+    var pass: String { root.appendingPathComponent("pass").path }
+
+    override func setUp() async throws {
+        root = URL(fileURLWithPath: "/tmp").appendingPathComponent("bw-share-\(UUID().uuidString.prefix(8))")
+        try FileManager.default.createDirectory(at: root, withIntermediateDirectories: true)
+        try "share passphrase".write(to: root.appendingPathComponent("pass"), atomically: true, encoding: .utf8)
+        relay = try await RelayProcess.start()
+    }
+
+    override func tearDown() async throws {
+        relay?.stop()
+        try? FileManager.default.removeItem(at: root)
+    }
+
+    func home(_ name: String) throws -> BurrowHome {
+        try BurrowHome.create(in: root, name: name, relay: relay.url, passphraseFile: pass)
+    }
+
+    func runProcess(_ home: BurrowHome) throws -> PeerProcess {
+        try PeerProcess(executable: BurrowProcess.binary, arguments: [
+            "run", "--home", home.path, "--passphrase-file", pass, "--json", "--timeout", "5", "--no-embedded-relay"])
+    }
+
+    func testSettingsAreCheckedAndRunSharesOnItsOwn() async throws {
+        let alice = try home("alice"), bob = try home("bob")
+        try bob.ok(["keypackage", "publish"])
+        try alice.ok(["group", "create", "Family", "--invite", try bob.pubkey])
+        try bob.ok(["sync"])
+        try bob.ok(["invite", "accept", "Family"])
+
+        XCTAssertEqual(try alice.errorCode(["share", "start", "Family", "--interval", "5s"]), "invalid_input")
+        XCTAssertEqual(try alice.errorCode(["share", "start", "Family", "--interval", "2h"]), "invalid_input")
+        XCTAssertEqual(try alice.errorCode(["share", "start", "Family", "--fuzz", "30m"]), "invalid_input")
+        XCTAssertEqual(try alice.errorCode(["share", "start", "Family", "--source", "carrier-pigeon"]), "invalid_input")
+        XCTAssertEqual(try alice.errorCode(["share", "start", "Family", "--source", "fixed:91,0"]), "invalid_input")
+        XCTAssertEqual(try alice.errorCode(["share", "start", "Nowhere", "--source", "fixed:1,1"]), "unknown_group")
+        XCTAssertEqual(try alice.errorCode(["share", "stop", "Family"]), "invalid_input", "not sharing yet")
+        XCTAssertEqual((try alice.ok(["share", "status"])["shares"] as? [Any])?.count, 0)
+
+        let started = try XCTUnwrap(try alice.ok(["share", "start", "Family", "--source", "fixed:-33.9,151.2", "--interval", "10s",
+                                                  "--battery", "off"])["share"] as? [String: Any])
+        XCTAssertEqual(started["source"] as? String, "fixed:-33.9,151.2")
+        XCTAssertEqual(started["interval"] as? Int, 10)
+        XCTAssertTrue(try alice.human(["share", "status"]).stdout.contains("Family: sharing from fixed:-33.9,151.2, every 10 s"))
+
+        // `run` publishes without anyone typing a position.
+        let run = try runProcess(alice)
+        defer { run.stop() }
+        _ = try await run.waitForLine(prefix: #"{"type":"ready""#, timeout: .seconds(30))
+        let first = try await location(of: try alice.pubkey, at: bob, within: .seconds(30))
+        XCTAssertEqual(first["lat"] as? Double, -33.9)
+        XCTAssertEqual(first["lon"] as? Double, 151.2)
+        XCTAssertEqual(first["interval"] as? Int, 10)
+        XCTAssertEqual(first["stationary"] as? Bool, false)
+        let firstTime = try XCTUnwrap(first["ts"] as? Int)
+        // The next one an interval later.
+        let second = try await location(of: try alice.pubkey, at: bob, within: .seconds(30)) { ($0["ts"] as? Int ?? 0) > firstTime }
+        XCTAssertGreaterThanOrEqual((second["ts"] as? Int ?? 0) - firstTime, 9)
+        let status = try XCTUnwrap((try alice.ok(["share", "status"])["shares"] as? [[String: Any]])?.first)
+        XCTAssertNotNil(status["last_publish_at"] as? Int)
+
+        // Paused: nothing more; a restart of `run` keeps the share (and its pause).
+        try alice.ok(["share", "pause", "Family"])
+        run.stop()
+        let again = try runProcess(alice)
+        defer { again.stop() }
+        _ = try await again.waitForLine(prefix: #"{"type":"ready""#, timeout: .seconds(30))
+        let paused = try XCTUnwrap((try alice.ok(["share", "status"])["shares"] as? [[String: Any]])?.first)
+        XCTAssertEqual(paused["paused"] as? Bool, true)
+        try alice.ok(["share", "resume"])
+        let resumed = try XCTUnwrap((try alice.ok(["share", "status"])["shares"] as? [[String: Any]])?.first)
+        XCTAssertEqual(resumed["paused"] as? Bool, false)
+        let lastBefore = try XCTUnwrap(resumed["last_publish_at"] as? Int)
+        let deadline = ContinuousClock.now + .seconds(30)
+        var published = lastBefore
+        while ContinuousClock.now < deadline, published == lastBefore {
+            try await Task.sleep(for: .seconds(1))
+            published = (try alice.ok(["share", "status"])["shares"] as? [[String: Any]])?.first?["last_publish_at"] as? Int ?? lastBefore
+        }
+        XCTAssertGreaterThan(published, lastBefore, "the restarted run shares again")
+        try alice.ok(["share", "stop", "Family"])
+        XCTAssertEqual((try alice.ok(["share", "status"])["shares"] as? [Any])?.count, 0)
+    }
+
+    /// Bob's newest location entry for `member` that `accept` takes, polled within `timeout`.
+    func location(of member: String, at home: BurrowHome, within timeout: Duration,
+                  accept: ([String: Any]) -> Bool = { _ in true }) async throws -> [String: Any] {
+        let deadline = ContinuousClock.now + timeout
+        while ContinuousClock.now < deadline {
+            let entries = try home.ok(["locations", "Family", "--sync"])["locations"] as? [[String: Any]] ?? []
+            if let entry = entries.first(where: { $0["member"] as? String == member }), accept(entry) { return entry }
+            try await Task.sleep(for: .milliseconds(500))
+        }
+        throw NoLocation(timeout: timeout)
+    }
+
+    struct NoLocation: Error, CustomStringConvertible {
+        let timeout: Duration
+        var description: String { "no matching location arrived within \(timeout)" }
+    }
+}
