@@ -146,7 +146,7 @@ final class FixAndGPSDTests: XCTestCase {
         let line = #"{"class":"TPV","device":"/dev/pts/1","mode":3,"time":"2026-11-28T12:00:01.500Z","ept":0.005,"lat":40.7,"lon":-74.0,"altHAE":12.5,"eph":7.5,"speed":1.25}"#
         guard case .position(let fix) = try GPSDProtocol.parse(line: Array(line.utf8)) else { return XCTFail("a TPV is a position") }
         XCTAssertEqual(fix.mode, .threeD)
-        XCTAssertEqual(fix.time, 1_795_003_201.5, accuracy: 0.001)
+        XCTAssertEqual(fix.time, 1_795_867_201.5, accuracy: 0.001)
         XCTAssertEqual(fix.longitude, -74.0)
         XCTAssertEqual(fix.altitude, 12.5)
         XCTAssertEqual(fix.accuracy, 7.5)

@@ -49,12 +49,15 @@ public struct LocationShareRepository {
     public func set(_ share: StoredLocationShare) throws {
         guard (10...3600).contains(share.interval), (0...1000).contains(share.fuzz), !share.source.isEmpty, share.source.utf8.count <= 256
         else { throw StoreError.invalidInput("a location share needs a source, an interval of 10…3600 s and a fuzz of 0…1000 m") }
+        if try get(mlsGroupID: share.mlsGroupID) != nil {
+            try transaction.connection().execute(
+                "UPDATE location_shares SET source = ?, interval = ?, fuzz = ?, battery = ?, paused = ? WHERE mls_group_id = ?",
+                [.text(share.source), .integer(share.interval), .integer(share.fuzz), .integer(share.battery ? 1 : 0),
+                 .integer(share.paused ? 1 : 0), .blob(share.mlsGroupID)])
+            return
+        }
         try transaction.connection().execute(
-            """
-            INSERT INTO location_shares (mls_group_id, source, interval, fuzz, battery, paused, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)
-            ON CONFLICT (mls_group_id) DO UPDATE SET source = excluded.source, interval = excluded.interval, fuzz = excluded.fuzz,
-                battery = excluded.battery, paused = excluded.paused
-            """,
+            "INSERT INTO location_shares (mls_group_id, source, interval, fuzz, battery, paused, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)",
             [.blob(share.mlsGroupID), .text(share.source), .integer(share.interval), .integer(share.fuzz), .integer(share.battery ? 1 : 0),
              .integer(share.paused ? 1 : 0), .integer(share.createdAt)])
     }
