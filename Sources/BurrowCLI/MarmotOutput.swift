@@ -138,6 +138,13 @@ enum MarmotOutput {
             return .object([("type", .string("contact"))] + fields)
         case .error(let e):
             return .object([("type", .string("error")), ("event_id", .string(e.eventID)), ("reason", .string(e.reason))])
+        case .location(let group, let l):
+            guard case .object(let fields) = locationEntry(l) else { return .null }
+            return .object([("type", .string("location")), ("group", .string(group))] + fields)
+        case .alert(let a):
+            return .object([("type", .string("alert")), ("alert", .string(a.kind.rawValue)), ("group", .string(a.group)),
+                            ("group_name", .string(a.groupName)), ("member", .string(a.member)), ("name", a.name.map { .string($0) } ?? .null),
+                            ("batt", a.battery.map { .int($0) } ?? .null), ("last_seen", .int(a.lastSeen))])
         case .ready(let pubkey, let socket, let relay):
             return .object([("type", .string("ready")), ("pubkey", .string(pubkey)), ("socket", .string(socket)),
                             ("embedded_relay", relay.map { .string($0) } ?? .null)])

@@ -46,6 +46,8 @@ extension BurrowNode {
     public func maintain(selfUpdatePeriod: Int64, timeout: Duration) async -> SyncReport {
         var report = SyncReport()
         defer { truncateLog() }
+        // Members whose location went stale since the last look (once each).
+        report.updates += groups.staleLocationAlerts()
         let now = Self.now()
         // Direct messages: lifetimes, queued messages, unanswered handshakes, unsent frames.
         await directMessages.advanceDMs(timeout: timeout)

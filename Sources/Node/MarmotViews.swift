@@ -103,8 +103,25 @@ public enum NodeUpdate: Sendable {
     /// A DM contact appeared (a request) or changed (a new card, a session).
     case contact(ContactView)
     case error(SyncIssue)
+    /// A member's location arrived (after its `message` line; `run` prints it in JSON).
+    case location(group: String, LocationView)
+    /// A member's battery fell below 20 %, or their location went stale: once per crossing.
+    case alert(AlertView)
     /// `run` is connected and serving (its first line).
     case ready(pubkey: String, socket: String, embeddedRelay: String?)
+}
+
+/// An alert about a member, as Whistle's BatteryAlertService raises them.
+public struct AlertView: Sendable, Equatable {
+    public enum Kind: String, Sendable { case batteryLow = "battery_low", stale }
+    public let kind: Kind
+    public let group: String
+    public let groupName: String
+    public let member: String
+    public let name: String?
+    public let battery: Int64?
+    /// The time of the member's last location.
+    public let lastSeen: Int64
 }
 
 /// What a sync did.

@@ -92,6 +92,44 @@ final class ShareTests: XCTestCase {
         XCTAssertEqual((try alice.ok(["share", "status"])["shares"] as? [Any])?.count, 0)
     }
 
+    /// Bob's `run` prints a `location` line per update, one `battery_low` alert per fall below
+    /// 20 %, and one `stale` alert when Alice's location is older than twice her interval.
+    func testRunPrintsLocationLinesAndAlertsOncePerCrossing() async throws {
+        let alice = try home("alice"), bob = try home("bob")
+        try bob.ok(["keypackage", "publish"])
+        try alice.ok(["group", "create", "Family", "--invite", try bob.pubkey])
+        try bob.ok(["sync"])
+        try bob.ok(["invite", "accept", "Family"])
+        let a = try alice.pubkey
+        let bobRun = try PeerProcess(executable: BurrowProcess.binary, arguments: [
+            "run", "--home", bob.path, "--passphrase-file", pass, "--json", "--timeout", "5", "--no-embedded-relay",
+            "--maintenance-interval", "1"])
+        defer { bobRun.stop() }
+        _ = try await bobRun.waitForLine(prefix: #"{"type":"ready""#, timeout: .seconds(30))
+
+        for battery in ["50", "15", "10"] {
+            try alice.ok(["location", "Family", "--lat", "-33.9", "--lon", "151.2", "--batt", battery])
+            _ = try await bobRun.waitForLine(containing: #""batt":\#(battery),"interval""#, timeout: .seconds(20))
+        }
+        let alerts = { bobRun.lines.filter { $0.contains(#""type":"alert""#) } }
+        XCTAssertEqual(alerts().count, 1, "one alert for one fall below 20 %: \(alerts())")
+        XCTAssertTrue(alerts().first?.contains(#""alert":"battery_low""#) ?? false)
+        XCTAssertTrue(alerts().first?.contains(#""batt":15"#) ?? false)
+        XCTAssertTrue(bobRun.lines.contains { $0.contains(#""type":"location""#) && $0.contains(a) })
+
+        // Shared at 10 s, then stopped: stale after 20 s, said once.
+        try alice.ok(["share", "start", "Family", "--source", "fixed:-33.9,151.2", "--interval", "10s", "--battery", "off"])
+        let aliceRun = try PeerProcess(executable: BurrowProcess.binary, arguments: [
+            "run", "--home", alice.path, "--passphrase-file", pass, "--json", "--timeout", "5", "--no-embedded-relay"])
+        defer { aliceRun.stop() }
+        _ = try await bobRun.waitForLine(containing: #""interval":10,"stationary""#, timeout: .seconds(30))
+        aliceRun.stop()
+        let stale = try await bobRun.waitForLine(containing: #""alert":"stale""#, timeout: .seconds(40))
+        XCTAssertTrue(stale.contains(a), stale)
+        try await Task.sleep(for: .seconds(3))
+        XCTAssertEqual(bobRun.lines.filter { $0.contains(#""alert":"stale""#) }.count, 1, "once per stale location")
+    }
+
     /// Bob's newest location entry for `member` that `accept` takes, polled within `timeout`.
     func location(of member: String, at home: BurrowHome, within timeout: Duration,
                   accept: ([String: Any]) -> Bool = { _ in true }) async throws -> [String: Any] {

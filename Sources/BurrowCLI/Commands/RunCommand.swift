@@ -49,7 +49,9 @@ struct RunCommand: AsyncRunnable {
                               maintenanceInterval: .milliseconds(Int64(maintenanceInterval * 1000))),
             mesh: meshSetup, embeddedRelay: !noEmbeddedRelay, relayDataDirectory: relayData)
         let emit: @Sendable (NodeUpdate) -> Void = { update in
-            Console.out(json ? MarmotOutput.update(update).serialized : TerminalText.sanitized(RunCommand.text(update)))
+            if json { return Console.out(MarmotOutput.update(update).serialized) }
+            let text = RunCommand.text(update)
+            if !text.isEmpty { Console.out(TerminalText.sanitized(text)) }
         }
         try await NodeRuntime.run(node: node, options: options, handler: { request in
             await Forwarding.execute(request, node: node, home: home)
@@ -74,6 +76,14 @@ struct RunCommand: AsyncRunnable {
         case .dm(let m): return DMOutput.messageText(m)
         case .contact(let c): return "contact " + DMOutput.contactText(c)
         case .error(let e): return "skipped \(e.eventID): \(e.reason)"
+        // The message line already says where the member is.
+        case .location: return ""
+        case .alert(let a):
+            let who = a.name ?? MarmotOutput.npubPrefix(a.member)
+            switch a.kind {
+            case .batteryLow: return "alert: \(who)'s battery is at \(a.battery ?? 0) % (\(a.groupName))"
+            case .stale: return "alert: \(who)'s location in \(a.groupName) is out of date (last \(HumanTime.format(seconds: a.lastSeen)))"
+            }
         case .ready(let pubkey, let socket, let relay):
             let npub = (try? PublicKey(hex: pubkey))?.npub ?? pubkey
             return "running as \(npub), serving \(socket)" + (relay.map { ", embedded relay on \($0)" } ?? "")

@@ -252,7 +252,11 @@ extension GroupService {
                             if case .chat(.nickname(let nickname))? = try? inner.content(), !nickname.value.isEmpty {
                                 try tx.memberNames.set(pubkey: inner.sender.bytes, mlsGroupID: stored.mlsGroupID, name: nickname.value, at: now)
                             }
-                            updates.append(.message(try messageView(stored, tx: tx)))
+                            let view = try messageView(stored, tx: tx)
+                            updates.append(.message(view))
+                            if let payload = view.location {
+                                updates += locationUpdates(payload, view: view, group: change.group, tx: tx)
+                            }
                         }
                     }
                     try change.group.save(tx)
