@@ -35,7 +35,7 @@ enum Arguments {
     /// Options whose value is the next argument.
     static let valued: Set<String> = ["--home", "--timeout", "--passphrase-file"]
     /// Options naming a file the command writes or reads (resolved before forwarding).
-    static let pathValued: Set<String> = ["--svg"]
+    static let pathValued: Set<String> = ["--svg", "--gpx"]
 
     /// `args` with every path option made absolute against `directory`: a command forwarded to
     /// `burrow run` works in run's directory, and "rel.svg" must mean the caller's (issue 22).

@@ -46,8 +46,9 @@ extension BurrowNode {
     public func maintain(selfUpdatePeriod: Int64, timeout: Duration) async -> SyncReport {
         var report = SyncReport()
         defer { truncateLog() }
-        // Members whose location went stale since the last look (once each).
+        // Members whose location went stale since the last look (once each); old locations go.
         report.updates += groups.staleLocationAlerts()
+        groups.pruneLocationHistory(now: Self.now())
         let now = Self.now()
         // Direct messages: lifetimes, queued messages, unanswered handshakes, unsent frames.
         await directMessages.advanceDMs(timeout: timeout)

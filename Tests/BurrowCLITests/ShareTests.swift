@@ -130,6 +130,42 @@ final class ShareTests: XCTestCase {
         XCTAssertEqual(bobRun.lines.filter { $0.contains(#""alert":"stale""#) }.count, 1, "once per stale location")
     }
 
+    /// History, GPX and retention: every location in time order, per member and since a time;
+    /// a GPX 1.1 file valid against TopoGrafix's schema (xmllint); `--keep` bounded.
+    func testHistoryAndGPX() throws {
+        let alice = try home("alice"), bob = try home("bob")
+        try bob.ok(["keypackage", "publish"])
+        try alice.ok(["group", "create", "Family", "--invite", try bob.pubkey])
+        try bob.ok(["sync"])
+        try bob.ok(["invite", "accept", "Family"])
+        try alice.ok(["profile", "set", "--name", "Alice <&>"])
+        for (lat, lon) in [("-33.90", "151.20"), ("-33.91", "151.21"), ("-33.92", "151.22")] {
+            try alice.ok(["location", "Family", "--lat", lat, "--lon", lon, "--alt", "12.5"])
+        }
+        try bob.ok(["location", "Family", "--lat", "40.7", "--lon", "-74.0"])
+        try bob.ok(["sync"])
+        let all = try XCTUnwrap(try bob.ok(["locations", "Family", "--history"])["locations"] as? [[String: Any]])
+        XCTAssertEqual(all.count, 4)
+        let alices = try XCTUnwrap(try bob.ok(["locations", "Family", "--history", "--member", try alice.pubkey])["locations"] as? [[String: Any]])
+        XCTAssertEqual(alices.compactMap { $0["lat"] as? Double }, [-33.90, -33.91, -33.92])
+        let future = Int(Date().timeIntervalSince1970) + 3600
+        XCTAssertEqual((try bob.ok(["locations", "Family", "--history", "--since", String(future)])["locations"] as? [Any])?.count, 0)
+        XCTAssertEqual(try bob.errorCode(["locations", "Family", "--member", try alice.pubkey]), "usage")
+        XCTAssertEqual(try bob.errorCode(["locations", "Family", "--keep", "0"]), "invalid_input")
+        XCTAssertEqual(try bob.ok(["locations", "Family", "--keep", "7"])["keep_days"] as? Int, 7)
+
+        let gpx = root.appendingPathComponent("family.gpx").path
+        let written = try bob.ok(["locations", "Family", "--gpx", gpx])
+        XCTAssertEqual(written["gpx"] as? String, gpx)
+        let document = try String(contentsOfFile: gpx, encoding: .utf8)
+        XCTAssertEqual(document.components(separatedBy: "<trk>").count - 1, 2, "a track per member")
+        XCTAssertEqual(document.components(separatedBy: "<trkpt ").count - 1, 4)
+        let schema = Fixtures.url("location/gpx-1.1.xsd").path
+        let check = try BurrowProcess.run(["--noout", "--schema", schema, gpx], executable: URL(fileURLWithPath: "/usr/bin/xmllint"))
+        XCTAssertEqual(check.status, 0, check.stdout + check.stderr)
+        XCTAssertTrue(check.stderr.contains("validates"), check.stderr)
+    }
+
     /// Bob's newest location entry for `member` that `accept` takes, polled within `timeout`.
     func location(of member: String, at home: BurrowHome, within timeout: Duration,
                   accept: ([String: Any]) -> Bool = { _ in true }) async throws -> [String: Any] {

@@ -1,4 +1,7 @@
+import Foundation
 import Marmot
+import Nostr
+import TestSupport
 import XCTest
 @_spi(StoreAccess) @testable import Node
 
@@ -81,5 +84,32 @@ final class PublicRelaysTests: XCTestCase {
             XCTAssertTrue(GroupView.isLoopback(url), url)
         }
         for url in ["ws://192.168.1.10:7447", "wss://relay.damus.io", "ws://10.0.0.1"] { XCTAssertFalse(GroupView.isLoopback(url), url) }
+    }
+}
+
+/// Retention: `run`'s upkeep deletes location messages older than the days kept, and no other kind.
+final class LocationRetentionTests: XCTestCase {
+    func testOldLocationsAreDeletedAndOthersKept() async throws {
+        let home = try makeShortHome()
+        try FileManager.default.removeItem(at: home)
+        defer { try? FileManager.default.removeItem(at: home) }
+        let node = try BurrowNode.initialize(home: home, passphrase: Array("retention".utf8), kdfMemoryMiB: 8, importing: nil)
+        defer { node.close() }
+        try node.addRelays(["ws://127.0.0.1:9"])
+        let view = try await node.groups.createGroup(name: "Family", description: "", invitees: [], admins: [], timeout: .seconds(1))
+        let id = try node.groups.groupID(view.mlsGroupID)
+        for (index, kind) in [MarmotKind.location, MarmotKind.location, MarmotKind.chat].enumerated() {
+            let now = Int64(Date().timeIntervalSince1970)
+            _ = try node.groups.stageMessage(id) { _ in
+                kind == MarmotKind.chat ? try InnerEvent.chat("hello \(index)", author: node.publicKey, createdAt: now)
+                    : try InnerEvent.location(try LocationPayload(latitude: Double(index), longitude: 2, timestamp: now), author: node.publicKey, createdAt: now)
+            }
+        }
+        XCTAssertEqual(try node.groups.locationHistory(view.mlsGroupID).count, 2)
+        try node.groups.setLocationRetention(days: 1)
+        XCTAssertEqual(node.groups.pruneLocationHistory(now: Int64(Date().timeIntervalSince1970)), 0, "nothing is a day old yet")
+        XCTAssertEqual(node.groups.pruneLocationHistory(now: Int64(Date().timeIntervalSince1970) + 2 * 86_400), 2)
+        XCTAssertEqual(try node.groups.locationHistory(view.mlsGroupID).count, 0)
+        XCTAssertEqual(try node.groups.messages(view.mlsGroupID, limit: nil).count, 1, "the chat stays")
     }
 }

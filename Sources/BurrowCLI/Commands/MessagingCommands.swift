@@ -82,16 +82,30 @@ struct MessagesCommand: BurrowCommand {
 
 /// `burrow locations GROUP`.
 struct LocationsCommand: BurrowCommand {
-    static let configuration = CommandConfiguration(commandName: "locations", abstract: "The latest location of each member.")
+    static let configuration = CommandConfiguration(commandName: "locations", abstract: "The latest location of each member (or their history).")
     @OptionGroup var globals: GlobalOptions
     @OptionGroup var freshness: SyncFlag
     @Argument(help: "The group.") var group: String
     @Option(help: "Also write an SVG map of the members' last locations to this file.") var svg: String?
+    @Flag(help: "Every location kept, oldest first, instead of the latest.") var history = false
+    @Option(help: "With --history or --gpx: only this member (a name, npub or key).") var member: String?
+    @Option(parsing: .unconditional, help: "With --history or --gpx: only locations from this Unix time on.") var since: Int64?
+    @Option(help: "Write the members' tracks as GPX 1.1 to this file.") var gpx: String?
+    @Option(parsing: .unconditional, help: "Keep locations this many days (default 30; `run` deletes older ones).") var keep: Int64?
 
     func execute() async throws -> CommandOutput {
-        let (locations, name) = try await NodeOpener.with(globals) { node in
+        if !history, gpx == nil, member != nil || since != nil { throw CLIError(.usage, "--member and --since go with --history or --gpx") }
+        let gpxPath = gpx.map { URL(fileURLWithPath: $0).standardizedFileURL.path }
+        let (locations, name, track) = try await NodeOpener.with(globals) { node in
+            if let keep { try node.groups.setLocationRetention(days: keep) }
             try await freshness.apply(node, globals)
-            return (try node.groups.locations(group), try node.groups.group(group).name)
+            let track = history || gpx != nil ? try node.groups.locationHistory(group, member: member, since: since) : []
+            return (history ? track : try node.groups.locations(group), try node.groups.group(group).name, track)
+        }
+        if let gpxPath {
+            do { try LocationGPX.document(title: name, history: track).write(toFile: gpxPath, atomically: true, encoding: .utf8) } catch {
+                throw CLIError(.invalid_input, "cannot write the tracks to \(gpxPath)")
+            }
         }
         // Absolute already when forwarded (resolved in the caller's directory); said in full.
         let svgPath = svg.map { URL(fileURLWithPath: $0).standardizedFileURL.path }
@@ -111,6 +125,14 @@ struct LocationsCommand: BurrowCommand {
         if let svgPath {
             human += "\nmap written to \(svgPath)"
             fields.append(("svg", .string(svgPath)))
+        }
+        if let gpxPath {
+            human += "\ntracks written to \(gpxPath) (\(track.count) point\(track.count == 1 ? "" : "s"))"
+            fields.append(("gpx", .string(gpxPath)))
+        }
+        if let keep {
+            human += "\nlocations are kept \(keep) days"
+            fields.append(("keep_days", .int(keep)))
         }
         return CommandOutput(fields: fields, human: human)
     }

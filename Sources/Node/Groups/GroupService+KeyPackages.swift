@@ -120,6 +120,8 @@ enum Settings {
     static let lastKeyPackage = "last_key_package_at"
     static let giftWrapCursor = "gift_wrap_cursor"
     static let locationInterval = "location_interval"
+    /// Days location messages are kept (`locations --keep`).
+    static let locationRetentionDays = "location_retention_days"
     /// A random stamp written with every change of the DM engine's records (`PigeonStateCache`).
     static let pigeonStateVersion = "pigeon_state_version"
     static func needsReAdd(_ mlsGroupID: MLSGroupID) -> String { "needs_readd:" + mlsGroupID.hex }

@@ -172,6 +172,12 @@ public struct MessageRepository {
         return try transaction.connection().query(sql, values, row: Self.row)
     }
 
+    /// Deletes the messages of `kind` older than `cutoff` (created_at), in every group; how many.
+    @discardableResult
+    public func delete(kind: Int, createdBefore cutoff: Int64) throws -> Int {
+        try transaction.connection().execute("DELETE FROM messages WHERE kind = ? AND created_at < ?", [.int(kind), .integer(cutoff)])
+    }
+
     public func count(mlsGroupID: [UInt8]? = nil) throws -> Int {
         if let mlsGroupID {
             return try transaction.connection().queryFirst("SELECT count(*) FROM messages WHERE mls_group_id = ?", [.blob(mlsGroupID)]) {
