@@ -39,7 +39,7 @@ final class CLIMeshTests: XCTestCase {
 
     func testNearbyInviteCrossesThreeProcessesInALineThenTheGroupChatsOverTheMesh() async throws {
         let (alice, bob, carol) = (try home("alice"), try home("bob"), try home("carol"))
-        let ports = try UDPPorts.free(3)
+        let ports = try LoopbackPorts.free(3)
         let (pa, pb, pc) = (ports[0], ports[1], ports[2])
         let family = try XCTUnwrap(try alice.ok(["group", "create", "Family"])["group"] as? [String: Any])
         let carolKey = try carol.pubkey
@@ -126,7 +126,7 @@ final class CLIMeshTests: XCTestCase {
     /// control socket from its stdin, a wrong code costs an attempt, and the right one joins.
     func testNearbyInviteThroughRunningNodesWithAWrongCodeFirst() async throws {
         let (alice, carol) = (try home("alice"), try home("carol"))
-        let ports = try UDPPorts.free(2)
+        let ports = try LoopbackPorts.free(2)
         _ = try alice.ok(["group", "create", "Family"])
         let carolKey = try carol.pubkey
         let aliceRun = try process(alice, ["run", "--mesh", "udp:\(ports[0]),\(ports[1])"])
@@ -201,42 +201,5 @@ final class CLIMeshTests: XCTestCase {
         let document = try object(last)
         XCTAssertEqual((document["error"] as? [String: Any])?["code"] as? String, "mesh_port_in_use", ended.stdout)
         XCTAssertFalse(alice.isLockHeld)
-    }
-}
-
-/// Free UDP ports on 127.0.0.1 (bound to port 0 and released; the kernel hands out new ones
-/// in turn, so a just-released port is not reused at once).
-enum UDPPorts {
-    static func free(_ count: Int) throws -> [Int] {
-        var ports: [Int] = []
-        var sockets: [Int32] = []
-        defer { sockets.forEach { close($0) } }
-        for _ in 0..<count {
-            let fd = socket(AF_INET, Int32(SOCK_DGRAM.rawValue), 0)
-            guard fd >= 0 else { throw POSIXError(.EMFILE) }
-            sockets.append(fd)
-            var address = sockaddr_in()
-            address.sin_family = sa_family_t(AF_INET)
-            address.sin_addr.s_addr = inet_addr("127.0.0.1")
-            var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-            guard withUnsafePointer(to: &address, { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, length) } }) == 0,
-                  withUnsafeMutablePointer(to: &address, { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) } }) == 0
-            else { throw POSIXError(.EADDRINUSE) }
-            ports.append(Int(UInt16(bigEndian: address.sin_port)))
-        }
-        return ports
-    }
-    /// Whether a UDP socket can bind 127.0.0.1:`port` now (nobody holds it).
-    static func canBind(_ port: Int) -> Bool {
-        let fd = socket(AF_INET, Int32(SOCK_DGRAM.rawValue), 0)
-        guard fd >= 0 else { return false }
-        defer { close(fd) }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        address.sin_port = in_port_t(UInt16(port).bigEndian)
-        return withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
-        } == 0
     }
 }

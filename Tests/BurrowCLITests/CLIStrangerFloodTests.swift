@@ -55,7 +55,7 @@ final class CLIStrangerFloodTests: XCTestCase {
         let bobCard = try XCTUnwrap(try bob.ok(["contact", "card"])["card"] as? String)
         let target = try ContactCard(text: bobCard)
 
-        let ports = try UDPPorts.free(2)
+        let ports = try LoopbackPorts.free(2)
         let run = try PeerProcess(executable: BurrowProcess.binary, arguments: [
             "run", "--home", bob.path, "--passphrase-file", pass, "--json", "--timeout", "5", "--mesh", "udp:\(ports[0]),\(ports[1])"])
         defer { run.stop() }

@@ -25,7 +25,7 @@ final class RunLifecycleTests: XCTestCase {
         try home.ok(["relay", "add", "ws://127.0.0.1:9"])
         let socket = home.path + "/burrow.sock"
         for signal in [SIGINT, SIGTERM] {
-            let ports = try UDPPorts.free(2)
+            let ports = try LoopbackPorts.free(2)
             let run = try PeerProcess(executable: BurrowProcess.binary, arguments: [
                 "run", "--home", home.path, "--passphrase-file", pass, "--json", "--timeout", "2", "--no-embedded-relay",
                 "--mesh", "udp:\(ports[0]),\(ports[1])"])
@@ -37,7 +37,7 @@ final class RunLifecycleTests: XCTestCase {
             XCTAssertEqual(run.signalAndWait(signal, timeout: .seconds(10)), 0, "signal \(signal): \(run.standardError)")
             XCTAssertFalse(FileManager.default.fileExists(atPath: socket), "signal \(signal): the socket is removed")
             XCTAssertFalse(home.isLockHeld, "signal \(signal): the home is unlocked")
-            XCTAssertTrue(UDPPorts.canBind(ports[0]), "signal \(signal): the mesh released its port")
+            XCTAssertTrue(LoopbackPorts.canBind(ports[0]), "signal \(signal): the mesh released its port")
             XCTAssertFalse(run.standardError.contains("Fatal"), run.standardError)
         }
     }

@@ -34,7 +34,7 @@ final class ShareGPSDTests: XCTestCase {
         try bob.ok(["sync"])
         try bob.ok(["invite", "accept", "Family"])
 
-        let port = try FreeTCPPort.pick()
+        let port = try LoopbackPorts.free(1, .tcp)[0]
         try alice.ok(["share", "start", "Family", "--source", "gpsd:127.0.0.1:\(port)", "--interval", "10s", "--battery", "off"])
         let run = try PeerProcess(executable: BurrowProcess.binary, arguments: [
             "run", "--home", alice.path, "--passphrase-file", pass, "--json", "--timeout", "5", "--no-embedded-relay"])
@@ -78,22 +78,5 @@ final class ShareGPSDTests: XCTestCase {
         }
         XCTAssertTrue(problem?.contains("gpsd at 127.0.0.1:\(port)") ?? false, String(describing: problem))
         XCTAssertTrue(try alice.human(["share", "status"]).stdout.contains("problem: gpsd at"))
-    }
-}
-
-/// A TCP port on 127.0.0.1 nobody listens on now (bound to 0 and released).
-enum FreeTCPPort {
-    static func pick() throws -> Int {
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        guard fd >= 0 else { throw POSIXError(.EMFILE) }
-        defer { close(fd) }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        guard withUnsafePointer(to: &address, { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, length) } }) == 0,
-              withUnsafeMutablePointer(to: &address, { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) } }) == 0
-        else { throw POSIXError(.EADDRINUSE) }
-        return Int(UInt16(bigEndian: address.sin_port))
     }
 }

@@ -31,7 +31,7 @@ final class DMViaTests: NodeRelayTestCase {
         let (alice, bob, carol) = try await trio()
         // Alice's radio: a UDP link to a port nobody listens on. The mesh takes frames (it stores
         // and forwards them), but nobody is near.
-        let ports = try freeUDPPorts(2)
+        let ports = try LoopbackPorts.free(2)
         let mesh = try await MeshService.start(try MeshSetup.parse(mesh: "udp:\(ports[0]),\(ports[1])"),
                                                dmIdentityKeys: alice.directMessages.meshDMIdentityKeys(), logger: Logger(label: "test"))
         alice.meshBridge.attachMesh(mesh)

@@ -123,7 +123,7 @@ final class MeshNodeBoundsTests: XCTestCase {
 
     /// A full queue above the router shows in `mesh status` as `dropped.queue_full`.
     func testMeshStatusCountsQueueDrops() async throws {
-        let ports = try freeUDPPorts(2)
+        let ports = try LoopbackPorts.free(2)
         let setup = try MeshSetup.parse(mesh: "udp:\(ports[0]),\(ports[1])")
         let mesh = try await MeshService.start(setup, dmIdentityKeys: [], logger: Logger(label: "test"))
         XCTAssertNil(mesh.status().counters.dropped[MeshService.queueFull])
