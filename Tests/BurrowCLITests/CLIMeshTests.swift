@@ -106,6 +106,12 @@ final class CLIMeshTests: XCTestCase {
         XCTAssertEqual(line["sender"] as? String, aliceKey)
         _ = try carol.ok(["chat", "Family", "and back again"])
         _ = try await aliceRun.waitForLine(containing: "and back again", timeout: .seconds(30))
+        // Locations are group messages: with no relay at all they ride the mesh too (issue 23).
+        _ = try alice.ok(["location", "Family", "--lat", "-33.9", "--lon", "151.2", "--batt", "15"])
+        let located = try object(try await carolRun.waitForLine(prefix: #"{"type":"location""#, timeout: .seconds(30)))
+        XCTAssertEqual(located["member"] as? String, aliceKey)
+        XCTAssertEqual(located["lat"] as? Double, -33.9)
+        _ = try await carolRun.waitForLine(containing: #""alert":"battery_low""#, timeout: .seconds(5))
 
         // A Pigeon DM over the mesh: the Noise handshake crosses Bob both ways, then the message.
         let dm = try XCTUnwrap(try alice.ok(["dm", "send", "Carol", "psst, over the mesh", "--via", "mesh", "--timeout", "15"])["message"]

@@ -115,7 +115,7 @@ final class ShareTests: XCTestCase {
         XCTAssertEqual(alerts().count, 1, "one alert for one fall below 20 %: \(alerts())")
         XCTAssertTrue(alerts().first?.contains(#""alert":"battery_low""#) ?? false)
         XCTAssertTrue(alerts().first?.contains(#""batt":15"#) ?? false)
-        XCTAssertTrue(bobRun.lines.contains { $0.contains(#""type":"location""#) && $0.contains(a) })
+        XCTAssertTrue(bobRun.lines.contains { $0.hasPrefix(#"{"type":"location""#) && $0.contains(a) })
 
         // Shared at 10 s, then stopped: stale after 20 s, said once.
         try alice.ok(["share", "start", "Family", "--source", "fixed:-33.9,151.2", "--interval", "10s", "--battery", "off"])
