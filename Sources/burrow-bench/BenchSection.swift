@@ -12,7 +12,9 @@ protocol BenchSection: Sendable {
 }
 
 enum BenchSections {
-    static let all: [BenchSection] = [NostrBench(), MLSBench(), MarmotBench(), PigeonBench(), RelayLoadBench(), MeshBench(), StrangerBench()]
+    static let all: [BenchSection] = [
+        NostrBench(), MLSBench(), MarmotBench(), PigeonBench(), RelayLoadBench(), MeshBench(), StrangerBench(), LocationBench(),
+    ]
 }
 
 /// What a section produced: a table, notes printed under it, and problems (a missing peer, a
