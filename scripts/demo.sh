@@ -83,6 +83,25 @@ bj dad location Family --lat 48.8606 --lon 2.3376 --acc 40 --batt 54 > /dev/null
 step "location Family --lat 48.8530 --lon 2.3499 --acc 25 --batt 23   (kid)"
 bj kid location Family --lat 48.8530 --lon 2.3499 --acc 25 --batt 23 > /dev/null
 
+if command -v gpsfake > /dev/null; then
+    say "Mum's node shares where she is on its own: gpsd (gpsfake) replays a walk north from her spot"
+    GPS_PORT="$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')"
+    python3 Tests/Fixtures/location/nmea.py retime Tests/Fixtures/location/walk.nmea "$WORK/walk.nmea" 48.8584,2.2945
+    step "share start Family --source gpsd:127.0.0.1:$GPS_PORT --interval 10s   (mum)"
+    b mum share start Family --source "gpsd:127.0.0.1:$GPS_PORT" --interval 10s --battery off | sed 's/^/  /'
+    gpsfake -q -1 -c 0.5 -n -P "$GPS_PORT" "$WORK/walk.nmea" > "$WORK/gpsfake.log" 2>&1 &
+    GPS_PID=$!
+    # The walk: 20 s standing, then north at walking pace; a publish every 10 s.
+    sleep 45
+    kill "$GPS_PID" 2> /dev/null || true
+    wait "$GPS_PID" 2> /dev/null || true
+    b mum share status | sed 's/^/  /'
+    b mum share stop Family > /dev/null
+    bj dad sync > /dev/null
+    step "locations Family --history --member Mum   (dad)"
+    b dad locations Family --history --member "$MUM" | sed 's/^/  /'
+fi
+
 say "They chat"
 bj mum chat Family "Dinner at 7, everyone?" > /dev/null; step 'chat Family "Dinner at 7, everyone?"   (mum)'
 bj dad sync > /dev/null; bj dad chat Family "I'll bring bread." > /dev/null; step "chat Family \"I'll bring bread.\"   (dad)"

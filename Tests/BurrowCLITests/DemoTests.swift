@@ -16,7 +16,7 @@ final class DemoTests: XCTestCase {
         for line in ["Dad: I'll bring bread.", "Sam: Can I bring a friend?", "Sam asks to leave the group", "kid: left",
                      "members now: ['mum', 'dad']", "burrow run exited cleanly", "no process left running",
                      "gran: joined Family", "joined, confirmed True", "mum heard:  Gran is here!", "gran heard: Welcome, Gran",
-                     "carried by: the udp radio", "heard: Family from npub"] {
+                     "carried by: the udp radio", "heard: Family from npub", "gpsd (gpsfake) replays a walk"] {
             XCTAssertTrue(transcript.contains(line), "missing: \(line)\n\(transcript)")
         }
         // The node served the embedded relay, and both parents ended on one epoch.
@@ -28,6 +28,13 @@ final class DemoTests: XCTestCase {
         XCTAssertEqual(numbers.count, 2, String(epochs))
         XCTAssertEqual(numbers.first, numbers.last, "mum and dad end on one epoch: \(epochs)")
         XCTAssertGreaterThan(numbers.first ?? 0, 1)
+        // Mum moved along the replayed walk: her history, as Dad reads it, goes north.
+        let history = transcript.components(separatedBy: "locations Family --history --member Mum").last ?? ""
+        let latitudes = history.split(separator: "\n").filter { $0.contains("Mum: 48.8") }.compactMap { line in
+            Double(line.split(separator: " ").first { $0.hasPrefix("48.8") }?.dropLast() ?? "")
+        }
+        XCTAssertGreaterThanOrEqual(latitudes.count, 3, history)
+        XCTAssertGreaterThan(latitudes.last ?? 0, latitudes.first ?? 0, "the walk went north: \(latitudes)")
         let svg = try String(contentsOf: map, encoding: .utf8)
         XCTAssertEqual(svg.components(separatedBy: "<path ").count - 1, 3, "three pins")
         XCTAssertTrue(svg.contains(">Sam<") && svg.contains(">Mum<") && svg.contains(">Dad<"))

@@ -119,7 +119,7 @@ struct LocationsCommand: BurrowCommand {
             let accuracy = entry.payload.accuracy > 0 ? String(format: " ±%.0f m", entry.payload.accuracy) : ""
             let battery = entry.payload.battery.map { ", battery \($0)%" } ?? ""
             return "\(who): " + String(format: "%.5f, %.5f", entry.payload.latitude, entry.payload.longitude)
-                + "\(accuracy)\(battery) at \(MarmotOutput.time(entry.payload.timestamp))\(entry.stale ? " (stale)" : "")"
+                + "\(accuracy)\(battery) at \(MarmotOutput.time(entry.payload.timestamp))\(entry.stale && !history ? " (stale)" : "")"
         }.joined(separator: "\n")
         var fields: [(String, JSONOutput)] = [("locations", .array(locations.map(MarmotOutput.locationEntry)))]
         if let svgPath {

@@ -2,8 +2,10 @@
 """NMEA tracks for the location tests (issue 23), replayed by gpsd's gpsfake.
 
   nmea.py make DIR          writes walk.nmea, drive-with-stop.nmea and tunnel.nmea (kept in git)
-  nmea.py retime SRC DEST   copies SRC with its first fix moved to now (times and dates shifted
+  nmea.py retime SRC DEST [LAT,LON]
+                            copies SRC with its first fix moved to now (times and dates shifted
                             alike, checksums recomputed): gpsd reports the fixes as current.
+                            With LAT,LON the track is also moved to start there (the demo).
 
 A fix is an RMC and a GGA sentence, one per second of track time; a fix-less second is an RMC
 with status V and a GGA of quality 0 (a tunnel).
@@ -83,12 +85,27 @@ def tunnel():
     return out
 
 
-def retime(src, dest):
+def parse_coordinate(text, hemisphere, degree_digits):
+    value = int(text[:degree_digits]) + float(text[degree_digits:]) / 60
+    return -value if hemisphere in ("S", "W") else value
+
+
+def retime(src, dest, start_at=None):
     shift = datetime.datetime.now(datetime.timezone.utc).replace(microsecond=0) - START
+    offset = None
     out = []
     for line in open(src):
         body = line.strip()[1:].split("*")[0]
         fields = body.split(",")
+        if start_at and fields[0] in ("GPRMC", "GPGGA"):
+            at = 3 if fields[0] == "GPRMC" else 2
+            if fields[at]:
+                lat = parse_coordinate(fields[at], fields[at + 1], 2)
+                lon = parse_coordinate(fields[at + 2], fields[at + 3], 3)
+                if offset is None:
+                    offset = (start_at[0] - lat, start_at[1] - lon)
+                fields[at], fields[at + 1] = coordinate(lat + offset[0], 2, "N", "S")
+                fields[at + 2], fields[at + 3] = coordinate(lon + offset[1], 3, "E", "W")
         if fields[0] in ("GPRMC", "GPGGA"):
             when = datetime.datetime.strptime(fields[1].split(".")[0], "%H%M%S")
             if fields[0] == "GPRMC":
@@ -109,6 +126,7 @@ if __name__ == "__main__":
         for name, points in (("walk", walk()), ("drive-with-stop", drive_with_stop()), ("tunnel", tunnel())):
             open("%s/%s.nmea" % (sys.argv[2], name), "w", newline="").write(track(points))
     elif sys.argv[1] == "retime":
-        retime(sys.argv[2], sys.argv[3])
+        start_at = tuple(float(x) for x in sys.argv[4].split(",")) if len(sys.argv) > 4 else None
+        retime(sys.argv[2], sys.argv[3], start_at)
     else:
         sys.exit("usage: nmea.py make DIR | retime SRC DEST")
