@@ -161,7 +161,7 @@ extension BurrowNode {
             case .flushDMs(let deletions):
                 directMessages.liveSender.kick(directMessages, deletions: deletions, timeout: timeout)
             case .meshReplies(let recipient, let frames):
-                for frame in frames { try? await meshBridge.mesh?.send(type: .dm, recipient: recipient, payload: frame) }
+                for frame in frames { _ = try? await meshBridge.mesh?.send(type: .dm, recipient: recipient, payload: frame) }
             case .bridge(let event, .relays):
                 meshBridge.bridgeToRelays(event, urls: groups.relayURLs(forEventOf: event))
             case .bridge(let event, .mesh):

@@ -94,9 +94,12 @@ public final class BurrowNode: Sendable {
 
     /// The configured relays, or the embedded relay when none is configured (`burrow run`
     /// starts it when nothing listens there).
-    public func relays() throws -> [String] {
-        let configured = try store.relays().map(\.url)
-        return configured.isEmpty ? [Self.embeddedRelay] : configured
+    public func relays() throws -> [String] { try gateway.relays() }
+
+    /// Starts a mesh for this node (`run --mesh`, a nearby command): the DM tags of its Pigeon
+    /// identity are ours.
+    public func startMesh(_ setup: MeshSetup) async throws -> MeshService {
+        try await MeshService.start(setup, dmIdentityKeys: directMessages.meshDMIdentityKeys(), logger: Logger(label: "burrow.mesh"))
     }
 
     /// Adds relays (validated and normalized); returns the configured list.

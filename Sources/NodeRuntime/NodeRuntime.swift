@@ -57,8 +57,7 @@ public enum NodeRuntime {
                 announce(.ready(pubkey: node.publicKey.hex, socket: server.socketPath, embeddedRelay: nil))
             }
             if !options.mesh.isOff {
-                let mesh = try await MeshService.start(options.mesh, dmIdentityKeys: node.directMessages.meshDMIdentityKeys(),
-                                                       logger: Logger(label: "burrow.mesh"))
+                let mesh = try await node.startMesh(options.mesh)
                 node.meshBridge.attachMesh(mesh)
                 started.push(name: "mesh") {
                     node.meshBridge.attachMesh(nil)

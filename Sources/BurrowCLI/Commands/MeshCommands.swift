@@ -1,6 +1,5 @@
 import ArgumentParser
 import Foundation
-import Logging
 import Mesh
 import Node
 
@@ -23,10 +22,6 @@ struct MeshOptions: ParsableArguments {
 
 /// Starts the mesh for a node: its Pigeon identity's DM tags are ours.
 enum MeshStarter {
-    static func start(_ setup: MeshSetup, node: BurrowNode) async throws -> MeshService {
-        try await MeshService.start(setup, dmIdentityKeys: node.directMessages.meshDMIdentityKeys(), logger: Logger(label: "burrow.mesh"))
-    }
-
     /// The mesh a nearby command uses: the running node's (forwarded into `run`), else one it
     /// starts itself (`--mesh`, default bluez) and stops when done.
     static func withMesh<T>(_ options: MeshOptions, node: BurrowNode, _ body: (MeshService) async throws -> T) async throws -> T {
@@ -38,7 +33,7 @@ enum MeshStarter {
         }
         let setup = try options.setup(default: "bluez")
         guard !setup.isOff else { throw MeshNodeError.meshOff("this command needs the mesh: give --mesh bluez or --mesh udp:…") }
-        let mesh = try await start(setup, node: node)
+        let mesh = try await node.startMesh(setup)
         node.meshBridge.attachMesh(mesh)
         do {
             let result = try await body(mesh)

@@ -7,8 +7,6 @@ import Store
 
 /// Sending, receiving and carrying DM frames (Docs/protocols/pigeon-dm.md sections 4, 6.1, 7, 8).
 extension DirectMessageService {
-    /// The NIP-59 rumor kind that carries a Pigeon frame.
-    static let dmRumorKind = NostrCarrier.rumorKind
     /// Seconds between resends of an unanswered handshake1 by `sync` and `run`'s upkeep (it
     /// stays valid 24 h; `dm send` itself sends at once).
     static let handshakeResendInterval: Int64 = 300

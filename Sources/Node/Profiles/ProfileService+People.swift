@@ -43,7 +43,7 @@ extension ProfileService {
         // of equal times (NIP-01), which could be the older profile.
         let createdAt = max(Self.now(), (held?.createdAt ?? 0) + 1)
         let (event, results) = try await gateway.publish(kind: 0, content: content, tags: [], createdAt: createdAt, timeout: timeout)
-        try store.transaction { try keepProfile(event, tx: $0) }
+        _ = try store.transaction { try keepProfile(event, tx: $0) }
         return (Self.profileView(publicKey.bytes, content: content, createdAt: event.createdAt), event, results)
     }
 
