@@ -68,10 +68,17 @@ let package = Package(
         ),
         // The mesh's link layers: the loopback radio (Docs/protocols/mesh.md 11.2, UDP on 127.0.0.1) and BlueZ over
         // D-Bus (11.1, sd-bus).
+        // D-Bus over sd-bus: a connection, its messages and values, and the thread that drives it.
+        // BlueZ (MeshLinks) and GeoClue (NodeRuntime) are reached through it.
+        .target(
+            name: "DBus",
+            dependencies: ["CSystemd", .product(name: "NIOConcurrencyHelpers", package: "swift-nio")],
+            swiftSettings: swift6
+        ),
         .target(
             name: "MeshLinks",
             dependencies: [
-                "Mesh", "CSystemd", .product(name: "NIOCore", package: "swift-nio"), .product(name: "NIOPosix", package: "swift-nio"),
+                "Mesh", "DBus", "CSystemd", .product(name: "NIOCore", package: "swift-nio"), .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
             ],
             swiftSettings: swift6
@@ -133,7 +140,7 @@ let package = Package(
         .target(
             name: "NodeRuntime",
             dependencies: [
-                "Node", "Control", "Mesh", "Location", "Store", "RelayServer", .product(name: "Logging", package: "swift-log"),
+                "Node", "Control", "Mesh", "Location", "Store", "RelayServer", "DBus", .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "NIOCore", package: "swift-nio"), .product(name: "NIOPosix", package: "swift-nio"),
             ],
@@ -242,10 +249,10 @@ let package = Package(
             swiftSettings: swift6
         ),
         .testTarget(name: "BurrowCLITests", dependencies: ["TestSupport", "Nostr", "Marmot", "Node", "Pigeon", "RelayClient"], swiftSettings: swift6),
-        .testTarget(name: "LocationTests", dependencies: ["TestSupport", "Location"], swiftSettings: swift6),
+        .testTarget(name: "LocationTests", dependencies: ["TestSupport", "Location", "NodeRuntime", "DBus"], swiftSettings: swift6),
         .testTarget(name: "MeshTests", dependencies: ["TestSupport", "Mesh", "Nostr", "Marmot"], swiftSettings: swift6),
         // The BlueZ link layer against a mock org.bluez (python-dbusmock) on a private dbus-daemon.
-        .testTarget(name: "MeshLinksTests", dependencies: ["TestSupport", "MeshLinks", "Mesh", "CSystemd"], swiftSettings: swift6),
+        .testTarget(name: "MeshLinksTests", dependencies: ["TestSupport", "MeshLinks", "Mesh", "DBus", "CSystemd"], swiftSettings: swift6),
         .testTarget(name: "FuzzSmokeTests", dependencies: ["TestSupport", "FuzzTargets", "MLS", "Marmot", "Nostr"], swiftSettings: swift6),
     ]
 )

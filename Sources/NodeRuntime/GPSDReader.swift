@@ -3,14 +3,14 @@ import NIOCore
 import NIOPosix
 import Synchronization
 
-/// A connection to gpsd (gpsd_json(5)) on TCP: sends `?WATCH`, then yields every report line,
-/// each at most `GPSDProtocol.maximumLine` bytes (a longer one ends the connection: gpsd never
-/// sends one, so whatever serves that port is not gpsd). The stream ends when the connection
-/// does; the caller reconnects with backoff.
+/// A connection to gpsd (gpsd_json(5)) on TCP: sends `?WATCH`, then yields the position of every
+/// TPV report; lines are at most `GPSDProtocol.maximumLine` bytes (a longer one ends the
+/// connection: gpsd never sends one, so whatever serves that port is not gpsd). The stream ends
+/// when the connection does; the caller reconnects with backoff.
 enum GPSDReader {
-    static func lines(host: String, port: Int, group: EventLoopGroup = MultiThreadedEventLoopGroup.singleton) async throws
-        -> (lines: AsyncStream<[UInt8]>, close: @Sendable () -> Void) {
-        let (stream, continuation) = AsyncStream.makeStream(of: [UInt8].self, bufferingPolicy: .bufferingNewest(256))
+    static func positions(host: String, port: Int, group: EventLoopGroup = MultiThreadedEventLoopGroup.singleton) async throws
+        -> (fixes: AsyncStream<UnverifiedFix>, close: @Sendable () -> Void) {
+        let (stream, continuation) = AsyncStream.makeStream(of: UnverifiedFix.self, bufferingPolicy: .bufferingNewest(256))
         let channel = try await ClientBootstrap(group: group)
             .connectTimeout(.seconds(5))
             .channelInitializer { channel in
@@ -25,17 +25,17 @@ enum GPSDReader {
 
     private final class LineHandler: ChannelInboundHandler, @unchecked Sendable {
         typealias InboundIn = ByteBuffer
-        private let continuation: AsyncStream<[UInt8]>.Continuation
+        private let continuation: AsyncStream<UnverifiedFix>.Continuation
         private var pending: [UInt8] = []
 
-        init(_ continuation: AsyncStream<[UInt8]>.Continuation) { self.continuation = continuation }
+        init(_ continuation: AsyncStream<UnverifiedFix>.Continuation) { self.continuation = continuation }
 
         func channelRead(context: ChannelHandlerContext, data: NIOAny) {
             var buffer = unwrapInboundIn(data)
             guard let bytes = buffer.readBytes(length: buffer.readableBytes) else { return }
             for byte in bytes {
                 if byte == UInt8(ascii: "\n") {
-                    if !pending.isEmpty { continuation.yield(pending) }
+                    if case .position(let reported)? = try? GPSDProtocol.parse(line: pending) { continuation.yield(reported) }
                     pending = []
                 } else if byte != UInt8(ascii: "\r") {
                     pending.append(byte)

@@ -56,7 +56,7 @@ struct ShareRunner {
 
     func run() async {
         guard var schedule = try? ShareSchedule(interval: share.interval), let source = try? ShareSource(parsing: share.source) else {
-            record(error: "the share's settings are not valid")
+            record(ShareProblem(.sourceUnavailable, "the share's settings are not valid"))
             return
         }
         var lastRecordedFix = 0.0
@@ -72,13 +72,13 @@ struct ShareRunner {
             do { fix = try reported.validated(now: now, maximumAge: Double(schedule.intervalInForce)) } catch {
                 if now - lastRecordedFix >= LocationSharing.fixRecordInterval {
                     lastRecordedFix = now
-                    record(error: "no usable fix: \(error)")
+                    record(ShareProblem(.noFix, "no usable fix: \(error)"))
                 }
                 return
             }
             if now - lastRecordedFix >= LocationSharing.fixRecordInterval {
                 lastRecordedFix = now
-                node.groups.recordShare(share.mlsGroupID, fixAt: Int64(now), error: nil)
+                node.groups.recordShare(share.mlsGroupID, fixAt: Int64(now), problem: nil)
             }
             if let plan = schedule.receive(fix, now: now) { await publish(plan) }
         }
@@ -91,24 +91,50 @@ struct ShareRunner {
                 try? await Task.sleep(for: .milliseconds(Int64(max(1, min(wait, Double(share.interval))) * 1000)))
             }
         case .gpsd(let host, let port):
-            var backoff = 1.0
-            while !Task.isCancelled {
+            await readWithBackoff(take) {
                 do {
-                    let (lines, close) = try await GPSDReader.lines(host: host, port: port)
-                    backoff = 1
-                    for await line in lines {
-                        if Task.isCancelled { break }
-                        guard case .position(let reported)? = try? GPSDProtocol.parse(line: line) else { continue }
-                        await take(reported)
-                    }
-                    close()
-                    if !Task.isCancelled { record(error: "gpsd at \(host):\(port) closed the connection") }
+                    let (fixes, close) = try await GPSDReader.positions(host: host, port: port)
+                    return .success((fixes, close, "gpsd at \(host):\(port) closed the connection"))
                 } catch {
-                    record(error: "gpsd at \(host):\(port) does not answer (\(error))")
+                    return .failure(ShareProblem(.sourceUnavailable, "gpsd at \(host):\(port) does not answer (\(error))"))
                 }
-                try? await Task.sleep(for: .milliseconds(Int64(backoff * 1000)))
-                backoff = min(backoff * 2, 60)
             }
+        case .geoclue:
+            await readWithBackoff(take) {
+                do throws(GeoClueFailure) {
+                    let (fixes, close) = try await GeoClueReader.positions()
+                    return .success((fixes, close, "GeoClue left the system bus"))
+                } catch {
+                    if case .denied = error { return .failure(ShareProblem(.locationDenied, error.description)) }
+                    return .failure(ShareProblem(.sourceUnavailable, error.description))
+                }
+            }
+        }
+    }
+
+    /// A source's positions: `connect` opens it (or says why not); its fixes go to `take` until it
+    /// ends, then it is opened again after a backoff of 1 s doubling to a minute (reset by a
+    /// connection that worked). Each failure is recorded for `share status`.
+    private func readWithBackoff(
+        _ take: (UnverifiedFix) async -> Void,
+        connect: () async -> Result<(fixes: AsyncStream<UnverifiedFix>, close: @Sendable () -> Void, ended: String), ShareProblem>
+    ) async {
+        var backoff = 1.0
+        while !Task.isCancelled {
+            switch await connect() {
+            case .success(let source):
+                backoff = 1
+                for await fix in source.fixes {
+                    if Task.isCancelled { break }
+                    await take(fix)
+                }
+                source.close()
+                if !Task.isCancelled { record(ShareProblem(.sourceUnavailable, source.ended)) }
+            case .failure(let problem):
+                record(problem)
+            }
+            try? await Task.sleep(for: .milliseconds(Int64(backoff * 1000)))
+            backoff = min(backoff * 2, 60)
         }
     }
 
@@ -116,11 +142,11 @@ struct ShareRunner {
         do {
             _ = try await mailbox.write { _ in try await node.groups.publishShared(share.mlsGroupID, plan: plan, fuzz: share.fuzz, timeout: timeout) }
         } catch {
-            record(error: "the location was not published: \(BurrowFailure(describing: error).message)")
+            record(ShareProblem(.publishFailed, "the location was not published: \(BurrowFailure(describing: error).message)"))
         }
     }
 
-    private func record(error: String) { node.groups.recordShare(share.mlsGroupID, error: error) }
+    private func record(_ problem: ShareProblem) { node.groups.recordShare(share.mlsGroupID, problem: problem) }
 }
 
 /// The battery level from `/sys/class/power_supply` (the first supply of type Battery), if any.

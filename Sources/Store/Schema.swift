@@ -18,7 +18,7 @@ struct Migration: Sendable {
 }
 
 enum Schema {
-    static let migrations: [Migration] = [v1, v2, v3, v4, v5, v6, v7, v8, v9, v10, v11]
+    static let migrations: [Migration] = [v1, v2, v3, v4, v5, v6, v7, v8, v9, v10, v11, v12]
 
     static var latestVersion: Int { migrations.last?.version ?? 0 }
 
@@ -338,6 +338,12 @@ enum Schema {
             last_error TEXT
         ) WITHOUT ROWID
         """,
+    ])
+
+    /// v12: a share's last problem also has a code (`location_denied`, `source_unavailable`,
+    /// `no_fix`, `publish_failed`) that scripts can act on.
+    static let v12 = Migration(version: 12, statements: [
+        "ALTER TABLE location_shares ADD COLUMN last_error_code TEXT",
     ])
 
     static func currentVersion(_ connection: SQLiteConnection) throws -> Int {

@@ -1,3 +1,4 @@
+import DBus
 import Foundation
 import Mesh
 @testable import MeshLinks
@@ -12,7 +13,7 @@ final class BlueZContractTests: XCTestCase {
     static let ourShortID: [UInt8] = [0x10, 0x20, 0x30, 0x40]
 
     override func setUp() async throws {
-        try MockBlueZPrerequisites.require()
+        try DBusMockPrerequisites.require()
     }
 
     /// A bus, the mock on it, and our transport started against it.

@@ -1,3 +1,4 @@
+import DBus
 import Mesh
 @testable import MeshLinks
 import XCTest

@@ -11,7 +11,7 @@ final class BlueZNodeTests: XCTestCase {
     var root: URL!
 
     override func setUp() async throws {
-        try MockBlueZPrerequisites.require()
+        try DBusMockPrerequisites.require()
         root = URL(fileURLWithPath: "/tmp").appendingPathComponent("bw-bluez-\(UUID().uuidString.prefix(8))")
         try FileManager.default.createDirectory(at: root, withIntermediateDirectories: true)
         try "bluez passphrase".write(to: root.appendingPathComponent("pass"), atomically: true, encoding: .utf8)

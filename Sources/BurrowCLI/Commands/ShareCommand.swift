@@ -13,7 +13,7 @@ struct ShareCommand: AsyncParsableCommand {
             commandName: "start", abstract: "Share your location with GROUP on Whistle's schedule while `burrow run` goes.")
         @OptionGroup var globals: GlobalOptions
         @Argument(help: "The group.") var group: String
-        @Option(help: "gpsd[:HOST:PORT] (default) or fixed:LAT,LON.") var source = "gpsd"
+        @Option(help: "gpsd[:HOST:PORT] (default), geoclue (GeoClue2 on the system D-Bus) or fixed:LAT,LON.") var source = "gpsd"
         @Option(help: "Between publishes while moving: 10s … 1h (default 1h); four times longer while still.") var interval = "1h"
         @Option(help: "Blur: off, 10m, 50m or 200m.") var fuzz = "off"
         @Option(help: "Share the battery level: auto or off.") var battery = "auto"
@@ -97,6 +97,7 @@ enum ShareOutput {
         fields.append(("last_fix_at", v.lastFixAt.map { .int($0) } ?? .null))
         fields.append(("last_publish_at", v.lastPublishAt.map { .int($0) } ?? .null))
         fields.append(("error", v.lastError.map { .string($0) } ?? .null))
+        fields.append(("error_code", v.lastErrorCode.map { .string($0) } ?? .null))
         return .object(fields)
     }
 

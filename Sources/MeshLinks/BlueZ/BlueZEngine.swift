@@ -1,3 +1,4 @@
+import DBus
 import CSystemd
 import Glibc
 import Mesh

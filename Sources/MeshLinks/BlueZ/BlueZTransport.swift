@@ -1,3 +1,4 @@
+import DBus
 import Mesh
 
 /// The Bluetooth LE link layer of `Docs/protocols/mesh.md` 11.1, driving bluetoothd over D-Bus (sd-bus).

@@ -1,3 +1,4 @@
+import DBus
 import Mesh
 
 /// Link MTU from an ATT MTU (11.1): `min(mtu − 3, 509)`, and never under the mesh minimum of 20

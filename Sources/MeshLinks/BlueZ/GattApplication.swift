@@ -1,3 +1,5 @@
+import DBus
+
 /// The GATT application's property values; `Value` and `Notifying` of the outbound
 /// characteristic change as frames are notified.
 struct GattApplicationState: Sendable {

@@ -1,3 +1,5 @@
+import DBus
+
 /// What the advertisement says (11.1): `ServiceData` for the mesh service =
 /// `0x01 ‖ mesh_id[0..4] ‖ flags`, no name, type `peripheral`. With the flags AD this is
 /// 3 + 2 + 16 + 6 = 27 bytes, inside the 31 of a legacy advertisement, which is why there is no

@@ -1,3 +1,4 @@
+import DBus
 import Mesh
 
 /// The peripheral side (11.1): every central subscribed to our notify characteristic hears each

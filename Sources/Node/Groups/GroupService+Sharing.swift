@@ -10,6 +10,8 @@ public enum ShareSource: Equatable, Sendable, CustomStringConvertible {
     case gpsd(host: String, port: Int)
     /// A fixed position: a home hub.
     case fixed(latitude: Double, longitude: Double)
+    /// GeoClue2 on the system D-Bus (a laptop's Wi-Fi/3G/GPS positioning).
+    case geoclue
 
     public static let defaultGPSDPort = 2947
 
@@ -39,15 +41,17 @@ public enum ShareSource: Equatable, Sendable, CustomStringConvertible {
             return
         }
         if trimmed == "geoclue" {
-            throw NodeError.invalidInput("the geoclue source is not available in this build: use gpsd or fixed:LAT,LON")
+            self = .geoclue
+            return
         }
-        throw NodeError.invalidInput("a source is gpsd[:HOST:PORT] or fixed:LAT,LON")
+        throw NodeError.invalidInput("a source is gpsd[:HOST:PORT], geoclue or fixed:LAT,LON")
     }
 
     public var description: String {
         switch self {
         case .gpsd(let host, let port): return "gpsd:\(host):\(port)"
         case .fixed(let lat, let lon): return "fixed:\(lat),\(lon)"
+        case .geoclue: return "geoclue"
         }
     }
 }
@@ -64,6 +68,29 @@ public struct ShareView: Sendable, Equatable {
     public let lastFixAt: Int64?
     public let lastPublishAt: Int64?
     public let lastError: String?
+    /// `location_denied`, `source_unavailable`, `no_fix` or `publish_failed` with `lastError`.
+    public let lastErrorCode: String?
+}
+
+/// What stopped a share last, for `share status`: a code scripts can act on and words for people.
+public struct ShareProblem: Error, Sendable, Equatable {
+    public enum Code: String, Sendable {
+        /// The location service refused us (GeoClue with no agent allowing `burrow`).
+        case locationDenied = "location_denied"
+        /// gpsd or GeoClue cannot be reached; retried with backoff.
+        case sourceUnavailable = "source_unavailable"
+        /// The source answers but has no usable fix (a tunnel, indoors, a stale fix).
+        case noFix = "no_fix"
+        case publishFailed = "publish_failed"
+    }
+
+    public let code: Code
+    public let message: String
+
+    public init(_ code: Code, _ message: String) {
+        self.code = code
+        self.message = message
+    }
 }
 
 extension GroupService {
@@ -120,8 +147,11 @@ extension GroupService {
     }
 
     /// Records what a share's source or publish did (for `share status`).
-    public func recordShare(_ mlsGroupID: [UInt8], fixAt: Int64? = nil, publishAt: Int64? = nil, error: String?) {
-        _ = try? store.transaction { try $0.locationShares.record(mlsGroupID: mlsGroupID, fixAt: fixAt, publishAt: publishAt, error: error) }
+    public func recordShare(_ mlsGroupID: [UInt8], fixAt: Int64? = nil, publishAt: Int64? = nil, problem: ShareProblem?) {
+        _ = try? store.transaction {
+            try $0.locationShares.record(mlsGroupID: mlsGroupID, fixAt: fixAt, publishAt: publishAt, error: problem?.message,
+                                         code: problem?.code.rawValue)
+        }
     }
 
     /// Publishes what the schedule planned into the group: the fix blurred by `fuzz` metres,
@@ -136,7 +166,7 @@ extension GroupService {
                                               battery: plan.battery, interval: plan.interval, stationary: plan.stationary)
             return try InnerEvent.location(payload, author: self.publicKey, createdAt: now)
         }, timeout: timeout)
-        recordShare(mlsGroupID, publishAt: Self.now(), error: nil)
+        recordShare(mlsGroupID, publishAt: Self.now(), problem: nil)
         return sent
     }
 
@@ -145,6 +175,7 @@ extension GroupService {
         let name = try tx.groups.get(mlsGroupID: mlsGroupID).flatMap { try? LoadedGroup($0).group.data.name } ?? ""
         return ShareView(mlsGroupID: Hex.encode(mlsGroupID), groupName: name, source: share.source, interval: share.interval,
                          fuzz: share.fuzz, battery: share.battery, paused: share.paused, lastFixAt: share.lastFixAt,
-                         lastPublishAt: share.lastPublishAt, lastError: share.lastError)
+                         lastPublishAt: share.lastPublishAt, lastError: share.lastError,
+                         lastErrorCode: share.lastErrorCode)
     }
 }

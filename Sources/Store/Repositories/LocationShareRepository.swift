@@ -17,9 +17,12 @@ public struct StoredLocationShare: Sendable, Equatable {
     public var lastPublishAt: Int64?
     /// What went wrong last with the source or a publish (no secrets: a reason in words).
     public var lastError: String?
+    /// Its code (`location_denied`, …), when there is one.
+    public var lastErrorCode: String?
 
     public init(mlsGroupID: [UInt8], source: String, interval: Int64, fuzz: Int64, battery: Bool, paused: Bool = false,
-                createdAt: Int64, lastFixAt: Int64? = nil, lastPublishAt: Int64? = nil, lastError: String? = nil) {
+                createdAt: Int64, lastFixAt: Int64? = nil, lastPublishAt: Int64? = nil, lastError: String? = nil,
+                lastErrorCode: String? = nil) {
         self.mlsGroupID = mlsGroupID
         self.source = source
         self.interval = interval
@@ -30,6 +33,7 @@ public struct StoredLocationShare: Sendable, Equatable {
         self.lastFixAt = lastFixAt
         self.lastPublishAt = lastPublishAt
         self.lastError = lastError
+        self.lastErrorCode = lastErrorCode
     }
 }
 
@@ -37,12 +41,12 @@ public struct StoredLocationShare: Sendable, Equatable {
 public struct LocationShareRepository {
     let transaction: StoreTransaction
 
-    private static let columns = "mls_group_id, source, interval, fuzz, battery, paused, created_at, last_fix_at, last_publish_at, last_error"
+    private static let columns = "mls_group_id, source, interval, fuzz, battery, paused, created_at, last_fix_at, last_publish_at, last_error, last_error_code"
 
     private static func row(_ r: SQLiteStatement) -> StoredLocationShare {
         StoredLocationShare(mlsGroupID: r.blob(0) ?? [], source: r.text(1) ?? "", interval: r.int64(2), fuzz: r.int64(3),
                             battery: r.int64(4) != 0, paused: r.int64(5) != 0, createdAt: r.int64(6),
-                            lastFixAt: r.isNull(7) ? nil : r.int64(7), lastPublishAt: r.isNull(8) ? nil : r.int64(8), lastError: r.text(9))
+                            lastFixAt: r.isNull(7) ? nil : r.int64(7), lastPublishAt: r.isNull(8) ? nil : r.int64(8), lastError: r.text(9), lastErrorCode: r.text(10))
     }
 
     /// Starts or replaces the share of a group (its record of what happened is kept).
@@ -82,14 +86,14 @@ public struct LocationShareRepository {
                                              [.integer(paused ? 1 : 0), .blob(mlsGroupID)])
     }
 
-    /// What happened last: a fix, a publish, an error (nil clears it).
-    public func record(mlsGroupID: [UInt8], fixAt: Int64?, publishAt: Int64?, error: String?) throws {
+    /// What happened last: a fix, a publish, an error and its code (nil clears them).
+    public func record(mlsGroupID: [UInt8], fixAt: Int64?, publishAt: Int64?, error: String?, code: String? = nil) throws {
         try transaction.connection().execute(
             """
             UPDATE location_shares SET last_fix_at = coalesce(?, last_fix_at), last_publish_at = coalesce(?, last_publish_at),
-                last_error = ? WHERE mls_group_id = ?
+                last_error = ?, last_error_code = ? WHERE mls_group_id = ?
             """,
             [fixAt.map { .integer($0) } ?? .null, publishAt.map { .integer($0) } ?? .null, error.map { .text(String($0.prefix(200))) } ?? .null,
-             .blob(mlsGroupID)])
+             (error == nil ? nil : code).map { .text(String($0.prefix(40))) } ?? .null, .blob(mlsGroupID)])
     }
 }

@@ -1,7 +1,7 @@
 /// A D-Bus value with its type, as read from or written to a message. BlueZ's properties and
 /// options are `a{sv}` trees, so the link layer reads them whole into this and looks things up,
 /// rather than walking every message by hand with its own signature.
-indirect enum DBusValue: Sendable, Equatable {
+public indirect enum DBusValue: Sendable, Equatable {
     case byte(UInt8)
     case bool(Bool)
     case int16(Int16)
@@ -25,7 +25,7 @@ indirect enum DBusValue: Sendable, Equatable {
     case variant(DBusValue)
 
     /// Its D-Bus signature.
-    var signature: String {
+    public var signature: String {
         switch self {
         case .byte: return "y"
         case .bool: return "b"
@@ -49,12 +49,12 @@ indirect enum DBusValue: Sendable, Equatable {
 
     // MARK: Building
 
-    static func bytes(_ bytes: [UInt8]) -> DBusValue { .array(element: "y", bytes.map { .byte($0) }) }
+    public static func bytes(_ bytes: [UInt8]) -> DBusValue { .array(element: "y", bytes.map { .byte($0) }) }
 
-    static func strings(_ strings: [String]) -> DBusValue { .array(element: "s", strings.map { .string($0) }) }
+    public static func strings(_ strings: [String]) -> DBusValue { .array(element: "s", strings.map { .string($0) }) }
 
     /// `a{sv}` from a property map, keys sorted so replies are stable.
-    static func properties(_ properties: [String: DBusValue]) -> DBusValue {
+    public static func properties(_ properties: [String: DBusValue]) -> DBusValue {
         .dict(key: "s", value: "v", properties.keys.sorted().compactMap { key in
             properties[key].map { DBusDictEntry(key: .string(key), value: .variant($0)) }
         })
@@ -63,25 +63,25 @@ indirect enum DBusValue: Sendable, Equatable {
     // MARK: Reading (nil when the value has another type: D-Bus input is outside data)
 
     /// The value inside any number of variants.
-    var unwrapped: DBusValue {
+    public var unwrapped: DBusValue {
         if case .variant(let inner) = self { return inner.unwrapped }
         return self
     }
 
-    var stringValue: String? {
+    public var stringValue: String? {
         switch unwrapped {
         case .string(let value), .objectPath(let value), .signature(let value): return value
         default: return nil
         }
     }
 
-    var boolValue: Bool? {
+    public var boolValue: Bool? {
         if case .bool(let value) = unwrapped { return value }
         return nil
     }
 
     /// Any unsigned or non-negative integer that fits an `Int`.
-    var intValue: Int? {
+    public var intValue: Int? {
         switch unwrapped {
         case .byte(let v): return Int(v)
         case .uint16(let v): return Int(v)
@@ -94,13 +94,13 @@ indirect enum DBusValue: Sendable, Equatable {
         }
     }
 
-    var fdValue: Int32? {
+    public var fdValue: Int32? {
         if case .fd(let fd) = unwrapped { return fd }
         return nil
     }
 
     /// `ay` as bytes.
-    var bytesValue: [UInt8]? {
+    public var bytesValue: [UInt8]? {
         guard case .array(let element, let items) = unwrapped, element == "y" else { return nil }
         var bytes: [UInt8] = []
         bytes.reserveCapacity(items.count)
@@ -112,7 +112,7 @@ indirect enum DBusValue: Sendable, Equatable {
     }
 
     /// `as` / `ao` as strings.
-    var stringsValue: [String]? {
+    public var stringsValue: [String]? {
         guard case .array(_, let items) = unwrapped else { return nil }
         var strings: [String] = []
         for item in items {
@@ -124,7 +124,7 @@ indirect enum DBusValue: Sendable, Equatable {
 
     /// A dictionary with string-like keys (`a{sv}`, `a{oa{sa{sv}}}`, `a{sa{sv}}`); later
     /// duplicates win.
-    var dictValue: [String: DBusValue]? {
+    public var dictValue: [String: DBusValue]? {
         guard case .dict(_, _, let entries) = unwrapped else { return nil }
         var result: [String: DBusValue] = [:]
         for entry in entries {
@@ -135,7 +135,7 @@ indirect enum DBusValue: Sendable, Equatable {
     }
 
     /// Every descriptor inside, for closing what a message handed over.
-    var descriptors: [Int32] {
+    public var descriptors: [Int32] {
         switch self {
         case .fd(let fd): return [fd]
         case .array(_, let items), .structure(let items): return items.flatMap(\.descriptors)
@@ -147,7 +147,12 @@ indirect enum DBusValue: Sendable, Equatable {
 }
 
 /// One `{key, value}` of a D-Bus dictionary.
-struct DBusDictEntry: Sendable, Equatable {
-    let key: DBusValue
-    let value: DBusValue
+public struct DBusDictEntry: Sendable, Equatable {
+    public let key: DBusValue
+    public let value: DBusValue
+
+    public init(key: DBusValue, value: DBusValue) {
+        self.key = key
+        self.value = value
+    }
 }

@@ -5,7 +5,7 @@ import Glibc
 /// matched, or a reply to an asynchronous call.
 private final class MessageCallback {
     let body: (DBusMessage) -> Void
-    init(_ body: @escaping (DBusMessage) -> Void) { self.body = body }
+    public init(_ body: @escaping (DBusMessage) -> Void) { self.body = body }
 }
 
 /// Runs the callback in `userdata` and reports the message handled.
@@ -26,12 +26,12 @@ private let releaseCallback: sd_bus_destroy_t = { userdata in
 /// not thread-safe, so nothing here locks. Replies and exported methods are answered from
 /// callbacks on that thread, never with blocking calls, because bluetoothd calls back into the
 /// application (GetManagedObjects, GetAll) before it answers our registrations.
-final class DBusConnection {
+public final class DBusConnection {
     private var bus: OpaquePointer?
 
     /// Connects to the bus at `address` (a D-Bus address string such as `unix:path=/tmp/bus`),
     /// or to the system bus (honouring `DBUS_SYSTEM_BUS_ADDRESS`) when nil.
-    init(address: String?) throws {
+    public init(address: String?) throws {
         var bus: OpaquePointer?
         if let address {
             try check(sd_bus_new(&bus), "sd_bus_new")
@@ -56,7 +56,7 @@ final class DBusConnection {
     /// Flushes what is queued and drops the connection; its slots release their callbacks.
     /// Called from a callback (inside `process`), it takes effect when `process` returns: sd-bus
     /// must not be freed under its own dispatcher.
-    func close() {
+    public func close() {
         guard bus != nil else { return }
         if processing {
             closeRequested = true
@@ -74,10 +74,10 @@ final class DBusConnection {
     private var processing = false
     private var closeRequested = false
 
-    var isOpen: Bool { bus != nil && !closeRequested }
+    public var isOpen: Bool { bus != nil && !closeRequested }
 
     /// This connection's unique name (`:1.42`).
-    var uniqueName: String? {
+    public var uniqueName: String? {
         guard let bus else { return nil }
         var name: UnsafePointer<CChar>?
         guard sd_bus_get_unique_name(bus, &name) >= 0, let name else { return nil }
@@ -86,13 +86,13 @@ final class DBusConnection {
 
     // MARK: Driving (for the loop)
 
-    var fileDescriptor: Int32 { bus.map { sd_bus_get_fd($0) } ?? -1 }
+    public var fileDescriptor: Int32 { bus.map { sd_bus_get_fd($0) } ?? -1 }
 
     /// The poll events sd-bus waits for.
-    var pollEvents: Int16 { bus.map { Int16(truncatingIfNeeded: max(0, sd_bus_get_events($0))) } ?? 0 }
+    public var pollEvents: Int16 { bus.map { Int16(truncatingIfNeeded: max(0, sd_bus_get_events($0))) } ?? 0 }
 
     /// sd-bus's next deadline on CLOCK_MONOTONIC in µs, nil when none.
-    var deadline: UInt64? {
+    public var deadline: UInt64? {
         guard let bus else { return nil }
         var usec: UInt64 = 0
         guard sd_bus_get_timeout(bus, &usec) >= 0, usec != UInt64.max else { return nil }
@@ -100,7 +100,7 @@ final class DBusConnection {
     }
 
     /// Processes everything ready; false when the connection is gone.
-    func process() -> Bool {
+    public func process() -> Bool {
         guard let bus, !processing else { return bus != nil }
         processing = true
         var alive = true
@@ -121,7 +121,7 @@ final class DBusConnection {
     // MARK: Calls
 
     /// Calls a method; `reply` runs on the loop thread with the reply's values or its error.
-    func call(
+    public func call(
         _ destination: String, _ path: String, _ interface: String, _ member: String, _ arguments: [DBusValue] = [],
         timeoutSeconds: UInt64 = 25, reply: @escaping (Result<[DBusValue], DBusError>) -> Void
     ) {
@@ -149,7 +149,7 @@ final class DBusConnection {
 
     /// Calls a method and waits for the reply, processing nothing else meanwhile (messages that
     /// arrive are queued). Only for test clients, which export nothing.
-    func callBlocking(
+    public func callBlocking(
         _ destination: String, _ path: String, _ interface: String, _ member: String, _ arguments: [DBusValue] = [],
         timeoutSeconds: UInt64 = 10
     ) throws -> [DBusValue] {
@@ -183,7 +183,7 @@ final class DBusConnection {
 
     /// Routes every method call on `prefix` and the paths under it to `handler`, which must
     /// answer each call (`reply` or `replyError`).
-    func exportSubtree(_ prefix: String, handler: @escaping (DBusMessage) -> Void) throws {
+    public func exportSubtree(_ prefix: String, handler: @escaping (DBusMessage) -> Void) throws {
         guard let bus else { throw DBusError(name: "errno", message: "bus closed") }
         try floatingSlot(MessageCallback(handler)) { slot, userdata in
             sd_bus_add_fallback(bus, &slot, prefix, dispatchMessage, userdata)
@@ -191,7 +191,7 @@ final class DBusConnection {
     }
 
     /// Subscribes to the signals a match rule selects; the rule is installed asynchronously.
-    func addMatch(_ rule: String, handler: @escaping (DBusMessage) -> Void) throws {
+    public func addMatch(_ rule: String, handler: @escaping (DBusMessage) -> Void) throws {
         guard let bus else { throw DBusError(name: "errno", message: "bus closed") }
         try floatingSlot(MessageCallback(handler)) { slot, userdata in
             sd_bus_add_match_async(bus, &slot, rule, dispatchMessage, nil, userdata)
@@ -216,7 +216,7 @@ final class DBusConnection {
 
     // MARK: Answering and signalling
 
-    func reply(to call: DBusMessage, _ values: [DBusValue] = []) {
+    public func reply(to call: DBusMessage, _ values: [DBusValue] = []) {
         guard let bus else { return }
         var pointer: OpaquePointer?
         guard sd_bus_message_new_method_return(call.pointer, &pointer) >= 0, let pointer else { return }
@@ -230,7 +230,7 @@ final class DBusConnection {
         sd_bus_send(bus, reply.pointer, nil)
     }
 
-    func replyError(to call: DBusMessage, name: String, message: String) {
+    public func replyError(to call: DBusMessage, name: String, message: String) {
         guard let bus else { return }
         var error = sd_bus_error(name: nil, message: nil, _need_free: 0)
         defer { sd_bus_error_free(&error) }
@@ -241,7 +241,7 @@ final class DBusConnection {
         sd_bus_send(bus, reply.pointer, nil)
     }
 
-    func emitSignal(path: String, interface: String, member: String, _ values: [DBusValue]) {
+    public func emitSignal(path: String, interface: String, member: String, _ values: [DBusValue]) {
         guard let bus else { return }
         var pointer: OpaquePointer?
         guard sd_bus_message_new_signal(bus, &pointer, path, interface, member) >= 0, let pointer else { return }

@@ -2,11 +2,16 @@ import CSystemd
 import Glibc
 import NIOConcurrencyHelpers
 
+/// The loop has ended: nothing submitted runs.
+public enum BusLoopError: Error, Equatable, Sendable {
+    case notRunning
+}
+
 /// The thread the BlueZ link layer lives on: it polls the D-Bus socket, the descriptors BlueZ
 /// hands over (AcquireWrite/AcquireNotify sockets) and an eventfd that wakes it for work posted
 /// from other threads, and runs timers. Everything it runs is confined to it, so the link
 /// state needs no locks and no blocking call ever lands on Swift's cooperative pool.
-final class BusLoop: @unchecked Sendable {
+public final class BusLoop: @unchecked Sendable {
     // Touched from any thread: the job queue, behind a lock, and the eventfd.
     private let queue = NIOLockedValueBox(JobQueue())
     private let wakeFD: Int32
@@ -17,7 +22,7 @@ final class BusLoop: @unchecked Sendable {
     private var timers: [Timer] = []
     private var nextTimerID = 0
     /// The connection whose socket the loop polls and processes, once opened on the loop.
-    var connection: DBusConnection?
+    public var connection: DBusConnection?
 
     private struct JobQueue {
         var jobs: [() -> Void] = []
@@ -37,7 +42,7 @@ final class BusLoop: @unchecked Sendable {
     }
 
     /// Starts the thread.
-    init() throws {
+    public init() throws {
         wakeFD = eventfd(0, Int32(EFD_CLOEXEC | EFD_NONBLOCK))
         guard wakeFD >= 0 else { throw DBusError(errno: -errno, "eventfd") }
         let box = Unmanaged.passRetained(self).toOpaque()
@@ -58,7 +63,7 @@ final class BusLoop: @unchecked Sendable {
 
     /// Runs `job` on the loop thread; false (and `job` dropped) once the loop has ended.
     @discardableResult
-    func execute(_ job: @escaping @Sendable () -> Void) -> Bool {
+    public func execute(_ job: @escaping @Sendable () -> Void) -> Bool {
         let accepted = queue.withLockedValue { queue -> Bool in
             guard !queue.finished else { return false }
             queue.jobs.append(job)
@@ -71,41 +76,41 @@ final class BusLoop: @unchecked Sendable {
     }
 
     /// Runs `body` on the loop thread and returns its result to an async caller;
-    /// `MeshLinkError.notRunning` once the loop has ended.
-    func submit<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
+    /// `BusLoopError.notRunning` once the loop has ended.
+    public func submit<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
         try await withCheckedThrowingContinuation { continuation in
             let accepted = execute { continuation.resume(with: Result { try body() }) }
-            if !accepted { continuation.resume(throwing: MeshLinkError.notRunning) }
+            if !accepted { continuation.resume(throwing: BusLoopError.notRunning) }
         }
     }
 
     /// Ends the loop after the jobs queued so far; it closes the connection and every watched
     /// descriptor's handler is dropped (their owners close them).
-    func stop() {
+    public func stop() {
         execute { [self] in stopped.withLockedValue { $0 = true } }
     }
 
     // MARK: Loop-thread API
 
     /// Calls `handler` with the returned events whenever `fd` polls ready for `events`.
-    func watch(_ fd: Int32, events: Int16 = Int16(POLLIN), handler: @escaping (Int16) -> Void) {
+    public func watch(_ fd: Int32, events: Int16 = Int16(POLLIN), handler: @escaping (Int16) -> Void) {
         watches[fd] = Watch(events: events, handler: handler)
     }
 
-    func unwatch(_ fd: Int32) { watches[fd] = nil }
+    public func unwatch(_ fd: Int32) { watches[fd] = nil }
 
     /// Runs `body` after `seconds` unless cancelled with the returned id.
     @discardableResult
-    func after(_ seconds: Double, _ body: @escaping () -> Void) -> Int {
+    public func after(_ seconds: Double, _ body: @escaping () -> Void) -> Int {
         nextTimerID += 1
         timers.append(Timer(id: nextTimerID, deadline: BusLoop.now() + UInt64(max(0, seconds) * 1_000_000), body: body))
         return nextTimerID
     }
 
-    func cancelTimer(_ id: Int) { timers.removeAll { $0.id == id } }
+    public func cancelTimer(_ id: Int) { timers.removeAll { $0.id == id } }
 
     /// CLOCK_MONOTONIC in µs, sd-bus's clock for deadlines.
-    static func now() -> UInt64 {
+    public static func now() -> UInt64 {
         var time = timespec()
         clock_gettime(CLOCK_MONOTONIC, &time)
         return UInt64(time.tv_sec) * 1_000_000 + UInt64(time.tv_nsec) / 1000

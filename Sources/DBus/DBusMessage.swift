@@ -3,33 +3,33 @@ import Glibc
 
 /// A D-Bus error: one a peer replied with (`org.bluez.Error.Failed`, …) or a local sd-bus failure
 /// (named `errno` with its text), so callers can map names like `AccessDenied` to link errors.
-struct DBusError: Error, Equatable, CustomStringConvertible {
-    let name: String
-    let message: String
+public struct DBusError: Error, Equatable, CustomStringConvertible {
+    public let name: String
+    public let message: String
 
-    static let accessDenied = "org.freedesktop.DBus.Error.AccessDenied"
-    static let serviceUnknown = "org.freedesktop.DBus.Error.ServiceUnknown"
-    static let nameHasNoOwner = "org.freedesktop.DBus.Error.NameHasNoOwner"
-    static let unknownMethod = "org.freedesktop.DBus.Error.UnknownMethod"
-    static let unknownObject = "org.freedesktop.DBus.Error.UnknownObject"
-    static let unknownProperty = "org.freedesktop.DBus.Error.UnknownProperty"
-    static let invalidArgs = "org.freedesktop.DBus.Error.InvalidArgs"
+    public static let accessDenied = "org.freedesktop.DBus.Error.AccessDenied"
+    public static let serviceUnknown = "org.freedesktop.DBus.Error.ServiceUnknown"
+    public static let nameHasNoOwner = "org.freedesktop.DBus.Error.NameHasNoOwner"
+    public static let unknownMethod = "org.freedesktop.DBus.Error.UnknownMethod"
+    public static let unknownObject = "org.freedesktop.DBus.Error.UnknownObject"
+    public static let unknownProperty = "org.freedesktop.DBus.Error.UnknownProperty"
+    public static let invalidArgs = "org.freedesktop.DBus.Error.InvalidArgs"
 
-    init(name: String, message: String) {
+    public init(name: String, message: String) {
         self.name = name
         self.message = message
     }
 
     /// A negative sd-bus return code.
-    init(errno code: Int32, _ context: String) {
+    public init(errno code: Int32, _ context: String) {
         name = "errno"
         message = "\(context): \(String(cString: strerror(-code)))"
     }
 
-    var description: String { "\(name): \(message)" }
+    public var description: String { "\(name): \(message)" }
 
     /// Whether the bus or a peer refused us for lack of permission.
-    var isAccessDenied: Bool {
+    public var isAccessDenied: Bool {
         name == DBusError.accessDenied || name == "org.bluez.Error.NotAuthorized" || message.contains("EACCES")
             || message.contains("Permission denied")
     }
@@ -38,40 +38,40 @@ struct DBusError: Error, Equatable, CustomStringConvertible {
 /// An `sd_bus_message` reference. Reads and appends go through sd-bus's non-variadic calls
 /// (`read_basic`, `enter_container`, `append_basic`, `open_container`) driven by `DBusValue`.
 /// Not thread-safe, like sd-bus itself: only the bus loop's thread touches messages.
-final class DBusMessage {
-    let pointer: OpaquePointer
+public final class DBusMessage {
+    public let pointer: OpaquePointer
 
     /// Takes over a reference the caller owns (from `sd_bus_message_new_*`).
-    init(owning pointer: OpaquePointer) { self.pointer = pointer }
+    public init(owning pointer: OpaquePointer) { self.pointer = pointer }
 
     /// Adds a reference to a message sd-bus lends to a callback.
-    init(borrowing pointer: OpaquePointer) {
+    public init(borrowing pointer: OpaquePointer) {
         self.pointer = pointer
         sd_bus_message_ref(pointer)
     }
 
     deinit { sd_bus_message_unref(pointer) }
 
-    var path: String? { sd_bus_message_get_path(pointer).map { String(cString: $0) } }
-    var interface: String? { sd_bus_message_get_interface(pointer).map { String(cString: $0) } }
-    var member: String? { sd_bus_message_get_member(pointer).map { String(cString: $0) } }
-    var sender: String? { sd_bus_message_get_sender(pointer).map { String(cString: $0) } }
+    public var path: String? { sd_bus_message_get_path(pointer).map { String(cString: $0) } }
+    public var interface: String? { sd_bus_message_get_interface(pointer).map { String(cString: $0) } }
+    public var member: String? { sd_bus_message_get_member(pointer).map { String(cString: $0) } }
+    public var sender: String? { sd_bus_message_get_sender(pointer).map { String(cString: $0) } }
 
-    var isMethodCall: Bool { sd_bus_message_is_method_call(pointer, nil, nil) > 0 }
+    public var isMethodCall: Bool { sd_bus_message_is_method_call(pointer, nil, nil) > 0 }
 
     /// The error this reply carries, if it is an error reply.
-    var error: DBusError? {
+    public var error: DBusError? {
         guard let error = sd_bus_message_get_error(pointer), let name = error.pointee.name else { return nil }
         return DBusError(name: String(cString: name), message: error.pointee.message.map { String(cString: $0) } ?? "")
     }
 
     // MARK: Appending
 
-    func append(_ values: [DBusValue]) throws {
+    public func append(_ values: [DBusValue]) throws {
         for value in values { try append(value) }
     }
 
-    func append(_ value: DBusValue) throws {
+    public func append(_ value: DBusValue) throws {
         switch value {
         case .byte(var v): try basic("y", &v)
         case .bool(let b):
@@ -130,14 +130,14 @@ final class DBusMessage {
     // MARK: Reading
 
     /// Every remaining top-level value.
-    func readAll() throws -> [DBusValue] {
+    public func readAll() throws -> [DBusValue] {
         var values: [DBusValue] = []
         while let value = try readValue() { values.append(value) }
         return values
     }
 
     /// The next value at the current level, or nil at the end of it.
-    func readValue() throws -> DBusValue? {
+    public func readValue() throws -> DBusValue? {
         var type: CChar = 0
         var contentsPointer: UnsafePointer<CChar>?
         let peeked = sd_bus_message_peek_type(pointer, &type, &contentsPointer)
