@@ -2,6 +2,11 @@
 """NMEA tracks for the location tests (issue 23), replayed by gpsd's gpsfake.
 
   nmea.py make DIR          writes walk.nmea, drive-with-stop.nmea and tunnel.nmea (kept in git)
+  nmea.py lead SRC DEST SECONDS
+                            copies SRC after SECONDS seconds of fix-less sentences (times before
+                            the track's start): gpsd spends its first second or so finding the
+                            device's protocol, and a fast replay (gpsfake -c 0.002) would lose
+                            the track's start to it.
   nmea.py retime SRC DEST [LAT,LON]
                             copies SRC with its first fix moved to now (times and dates shifted
                             alike, checksums recomputed): gpsd reports the fixes as current.
@@ -121,6 +126,11 @@ def retime(src, dest, start_at=None):
     open(dest, "w").write("".join(out))
 
 
+def lead(src, dest, seconds):
+    before = "".join(fix_sentences(START - datetime.timedelta(seconds=seconds - t), 0, 0, 0, False) for t in range(seconds))
+    open(dest, "w", newline="").write(before + open(src, newline="").read())
+
+
 if __name__ == "__main__":
     if sys.argv[1] == "make":
         for name, points in (("walk", walk()), ("drive-with-stop", drive_with_stop()), ("tunnel", tunnel())):
@@ -128,5 +138,7 @@ if __name__ == "__main__":
     elif sys.argv[1] == "retime":
         start_at = tuple(float(x) for x in sys.argv[4].split(",")) if len(sys.argv) > 4 else None
         retime(sys.argv[2], sys.argv[3], start_at)
+    elif sys.argv[1] == "lead":
+        lead(sys.argv[2], sys.argv[3], int(sys.argv[4]))
     else:
-        sys.exit("usage: nmea.py make DIR | retime SRC DEST")
+        sys.exit("usage: nmea.py make DIR | lead SRC DEST SECONDS | retime SRC DEST [LAT,LON]")
