@@ -61,6 +61,15 @@ struct ShareRunner {
         }
         var lastRecordedFix = 0.0
         var lastBatteryRead = -Double.infinity
+        var recordedSchedule: StoredLocationShare.ScheduleState?
+        /// Tells `share status` where the schedule stands, when that changed.
+        func recordSchedule(now: Double) {
+            let state = StoredLocationShare.ScheduleState(stationary: schedule.stationary, intervalInForce: schedule.intervalInForce,
+                                                          nextPublishAt: Int64(schedule.nextWake(now: now).rounded(.up)))
+            guard state != recordedSchedule else { return }
+            recordedSchedule = state
+            node.groups.recordShare(share.mlsGroupID, schedule: state)
+        }
         /// One position from the source: checked, fed to the schedule, published when planned.
         func take(_ reported: UnverifiedFix) async {
             let now = Date().timeIntervalSince1970
@@ -81,6 +90,7 @@ struct ShareRunner {
                 node.groups.recordShare(share.mlsGroupID, fixAt: Int64(now), problem: nil)
             }
             if let plan = schedule.receive(fix, now: now) { await publish(plan) }
+            recordSchedule(now: now)
         }
         switch source {
         case .fixed(let latitude, let longitude):

@@ -341,9 +341,13 @@ enum Schema {
     ])
 
     /// v12: a share's last problem also has a code (`location_denied`, `source_unavailable`,
-    /// `no_fix`, `publish_failed`) that scripts can act on.
+    /// `no_fix`, `publish_failed`) that scripts can act on, and `run` records where its schedule
+    /// stands (stationary, the interval in force, the next publish) for `share status`.
     static let v12 = Migration(version: 12, statements: [
         "ALTER TABLE location_shares ADD COLUMN last_error_code TEXT",
+        "ALTER TABLE location_shares ADD COLUMN stationary INTEGER CHECK (stationary IN (0, 1))",
+        "ALTER TABLE location_shares ADD COLUMN interval_in_force INTEGER CHECK (interval_in_force BETWEEN 10 AND 14400)",
+        "ALTER TABLE location_shares ADD COLUMN next_publish_at INTEGER",
     ])
 
     static func currentVersion(_ connection: SQLiteConnection) throws -> Int {

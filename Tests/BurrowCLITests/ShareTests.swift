@@ -67,7 +67,13 @@ final class ShareTests: XCTestCase {
         let second = try await location(of: try alice.pubkey, at: bob, within: .seconds(30)) { ($0["ts"] as? Int ?? 0) > firstTime }
         XCTAssertGreaterThanOrEqual((second["ts"] as? Int ?? 0) - firstTime, 9)
         let status = try XCTUnwrap((try alice.ok(["share", "status"])["shares"] as? [[String: Any]])?.first)
-        XCTAssertNotNil(status["last_publish_at"] as? Int)
+        let lastPublish = try XCTUnwrap(status["last_publish_at"] as? Int)
+        // Where the schedule stands: a fixed spot is still, but stillness needs 2 minutes to show.
+        XCTAssertEqual(status["stationary"] as? Bool, false)
+        XCTAssertEqual(status["interval_in_force"] as? Int, 10)
+        let next = try XCTUnwrap(status["next_publish_at"] as? Int)
+        XCTAssertTrue((lastPublish + 9...lastPublish + 11).contains(next), "next \(next), last \(lastPublish)")
+        XCTAssertTrue(try alice.human(["share", "status"]).stdout.contains("moving, every 10 s, next publish "))
 
         // Paused: nothing more; a restart of `run` keeps the share (and its pause).
         try alice.ok(["share", "pause", "Family"])

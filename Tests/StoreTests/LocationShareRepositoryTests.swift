@@ -19,7 +19,8 @@ final class LocationShareRepositoryTests: StoreTestCase {
             XCTAssertNoThrow(try store.transaction { try $0.locationShares.set(good) })
         }
         try store.transaction { tx in
-            try tx.locationShares.record(mlsGroupID: group, fixAt: 500, publishAt: 510, error: String(repeating: "x", count: 1000))
+            try tx.locationShares.record(mlsGroupID: group, fixAt: 500, publishAt: 510, error: String(repeating: "x", count: 1000),
+                                         code: "location_denied")
             try tx.locationShares.set(share(interval: 120, createdAt: 999))
             try tx.locationShares.setPaused(true, mlsGroupID: group)
         }
@@ -30,10 +31,21 @@ final class LocationShareRepositoryTests: StoreTestCase {
         XCTAssertEqual(stored.lastFixAt, 500)
         XCTAssertEqual(stored.lastPublishAt, 510)
         XCTAssertEqual(stored.lastError?.count, 200, "a reason is kept to 200 characters")
+        XCTAssertEqual(stored.lastErrorCode, "location_denied")
+        XCTAssertNil(stored.schedule, "no schedule before run recorded one")
+        let schedule = StoredLocationShare.ScheduleState(stationary: true, intervalInForce: 480, nextPublishAt: 1000)
+        try store.transaction { try $0.locationShares.record(mlsGroupID: group, schedule: schedule) }
+        XCTAssertEqual(try store.transaction { try $0.locationShares.get(mlsGroupID: group) }?.schedule, schedule)
+        for bound in [9, 14401] as [Int64] {
+            XCTAssertThrowsError(try store.transaction {
+                try $0.locationShares.record(mlsGroupID: group, schedule: .init(stationary: false, intervalInForce: bound, nextPublishAt: 1))
+            })
+        }
         try store.transaction { try $0.locationShares.record(mlsGroupID: group, fixAt: nil, publishAt: 600, error: nil) }
         let later = try XCTUnwrap(try store.transaction { try $0.locationShares.get(mlsGroupID: group) })
         XCTAssertEqual(later.lastFixAt, 500, "a publish keeps the last fix time")
         XCTAssertNil(later.lastError)
+        XCTAssertNil(later.lastErrorCode, "the code goes with its reason")
         XCTAssertTrue(try store.transaction { try $0.locationShares.delete(mlsGroupID: group) })
         XCTAssertFalse(try store.transaction { try $0.locationShares.delete(mlsGroupID: group) })
     }

@@ -80,6 +80,10 @@ struct ShareCommand: AsyncParsableCommand {
                 var lines = ["\(TerminalText.sanitized(view.groupName)): \(view.paused ? "paused" : "sharing") " + ShareOutput.settings(view)]
                 lines.append("  last fix: " + (view.lastFixAt.map { HumanTime.format(seconds: $0) } ?? "none yet")
                              + ", last published: " + (view.lastPublishAt.map { HumanTime.format(seconds: $0) } ?? "not yet"))
+                if let schedule = view.schedule, !view.paused {
+                    lines.append("  " + (schedule.stationary ? "standing still" : "moving") + ", every \(ShareOutput.duration(schedule.intervalInForce))"
+                                 + ", next publish " + HumanTime.format(seconds: schedule.nextPublishAt))
+                }
                 if let error = view.lastError { lines.append("  problem: \(TerminalText.sanitized(error))") }
                 return lines.joined(separator: "\n")
             }.joined(separator: "\n")
@@ -98,6 +102,9 @@ enum ShareOutput {
         fields.append(("last_publish_at", v.lastPublishAt.map { .int($0) } ?? .null))
         fields.append(("error", v.lastError.map { .string($0) } ?? .null))
         fields.append(("error_code", v.lastErrorCode.map { .string($0) } ?? .null))
+        fields.append(("stationary", v.schedule.map { .bool($0.stationary) } ?? .null))
+        fields.append(("interval_in_force", v.schedule.map { .int($0.intervalInForce) } ?? .null))
+        fields.append(("next_publish_at", v.schedule.map { .int($0.nextPublishAt) } ?? .null))
         return .object(fields)
     }
 

@@ -70,6 +70,8 @@ public struct ShareView: Sendable, Equatable {
     public let lastError: String?
     /// `location_denied`, `source_unavailable`, `no_fix` or `publish_failed` with `lastError`.
     public let lastErrorCode: String?
+    /// Where `run`'s schedule stood when it last recorded it (nil before it ran).
+    public let schedule: StoredLocationShare.ScheduleState?
 }
 
 /// What stopped a share last, for `share status`: a code scripts can act on and words for people.
@@ -154,6 +156,11 @@ extension GroupService {
         }
     }
 
+    /// Records where `run`'s schedule for a share stands (for `share status`).
+    public func recordShare(_ mlsGroupID: [UInt8], schedule: StoredLocationShare.ScheduleState) {
+        _ = try? store.transaction { try $0.locationShares.record(mlsGroupID: mlsGroupID, schedule: schedule) }
+    }
+
     /// Publishes what the schedule planned into the group: the fix blurred by `fuzz` metres,
     /// with the interval in force and whether we stand still, as Whistle reads them.
     public func publishShared(_ mlsGroupID: [UInt8], plan: ShareSchedule.Publish, fuzz: Int64, timeout: Duration) async throws -> SentMessage {
@@ -176,6 +183,6 @@ extension GroupService {
         return ShareView(mlsGroupID: Hex.encode(mlsGroupID), groupName: name, source: share.source, interval: share.interval,
                          fuzz: share.fuzz, battery: share.battery, paused: share.paused, lastFixAt: share.lastFixAt,
                          lastPublishAt: share.lastPublishAt, lastError: share.lastError,
-                         lastErrorCode: share.lastErrorCode)
+                         lastErrorCode: share.lastErrorCode, schedule: share.schedule)
     }
 }

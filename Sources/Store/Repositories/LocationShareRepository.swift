@@ -19,10 +19,26 @@ public struct StoredLocationShare: Sendable, Equatable {
     public var lastError: String?
     /// Its code (`location_denied`, …), when there is one.
     public var lastErrorCode: String?
+    /// Where `run`'s schedule stood when it last said: nil before it ran.
+    public var schedule: ScheduleState?
+
+    /// `run`'s schedule for a share, as `share status` shows it.
+    public struct ScheduleState: Sendable, Equatable {
+        public var stationary: Bool
+        /// Seconds: the interval, ×4 while stationary.
+        public var intervalInForce: Int64
+        public var nextPublishAt: Int64
+
+        public init(stationary: Bool, intervalInForce: Int64, nextPublishAt: Int64) {
+            self.stationary = stationary
+            self.intervalInForce = intervalInForce
+            self.nextPublishAt = nextPublishAt
+        }
+    }
 
     public init(mlsGroupID: [UInt8], source: String, interval: Int64, fuzz: Int64, battery: Bool, paused: Bool = false,
                 createdAt: Int64, lastFixAt: Int64? = nil, lastPublishAt: Int64? = nil, lastError: String? = nil,
-                lastErrorCode: String? = nil) {
+                lastErrorCode: String? = nil, schedule: ScheduleState? = nil) {
         self.mlsGroupID = mlsGroupID
         self.source = source
         self.interval = interval
@@ -34,6 +50,7 @@ public struct StoredLocationShare: Sendable, Equatable {
         self.lastPublishAt = lastPublishAt
         self.lastError = lastError
         self.lastErrorCode = lastErrorCode
+        self.schedule = schedule
     }
 }
 
@@ -41,12 +58,14 @@ public struct StoredLocationShare: Sendable, Equatable {
 public struct LocationShareRepository {
     let transaction: StoreTransaction
 
-    private static let columns = "mls_group_id, source, interval, fuzz, battery, paused, created_at, last_fix_at, last_publish_at, last_error, last_error_code"
+    private static let columns = "mls_group_id, source, interval, fuzz, battery, paused, created_at, last_fix_at, last_publish_at, last_error, last_error_code, stationary, interval_in_force, next_publish_at"
 
     private static func row(_ r: SQLiteStatement) -> StoredLocationShare {
         StoredLocationShare(mlsGroupID: r.blob(0) ?? [], source: r.text(1) ?? "", interval: r.int64(2), fuzz: r.int64(3),
                             battery: r.int64(4) != 0, paused: r.int64(5) != 0, createdAt: r.int64(6),
-                            lastFixAt: r.isNull(7) ? nil : r.int64(7), lastPublishAt: r.isNull(8) ? nil : r.int64(8), lastError: r.text(9), lastErrorCode: r.text(10))
+                            lastFixAt: r.isNull(7) ? nil : r.int64(7), lastPublishAt: r.isNull(8) ? nil : r.int64(8), lastError: r.text(9), lastErrorCode: r.text(10),
+                            schedule: r.isNull(11) || r.isNull(12) || r.isNull(13) ? nil
+                                : StoredLocationShare.ScheduleState(stationary: r.int64(11) != 0, intervalInForce: r.int64(12), nextPublishAt: r.int64(13)))
     }
 
     /// Starts or replaces the share of a group (its record of what happened is kept).
@@ -84,6 +103,14 @@ public struct LocationShareRepository {
     public func setPaused(_ paused: Bool, mlsGroupID: [UInt8]) throws {
         try transaction.connection().execute("UPDATE location_shares SET paused = ? WHERE mls_group_id = ?",
                                              [.integer(paused ? 1 : 0), .blob(mlsGroupID)])
+    }
+
+    /// Where `run`'s schedule stands for a share.
+    public func record(mlsGroupID: [UInt8], schedule: StoredLocationShare.ScheduleState) throws {
+        guard (10...14400).contains(schedule.intervalInForce) else { throw StoreError.invalidInput("an interval in force of 10…14400 s") }
+        try transaction.connection().execute(
+            "UPDATE location_shares SET stationary = ?, interval_in_force = ?, next_publish_at = ? WHERE mls_group_id = ?",
+            [.integer(schedule.stationary ? 1 : 0), .integer(schedule.intervalInForce), .integer(schedule.nextPublishAt), .blob(mlsGroupID)])
     }
 
     /// What happened last: a fix, a publish, an error and its code (nil clears them).
