@@ -3,7 +3,7 @@
 SHELL := /bin/bash
 VENV ?= $(CURDIR)/.venv
 PY := $(VENV)/bin/python
-APT_PACKAGES := libsecp256k1-dev libsodium-dev libsqlcipher-dev libbluetooth-dev libsystemd-dev dbus python3-dbus python3-dbusmock libssl3 openssl pkg-config python3-venv strace zbar-tools gpsd gpsd-clients libxml2-utils
+APT_PACKAGES := libsecp256k1-dev libsodium-dev libsqlcipher-dev libbluetooth-dev libsystemd-dev dbus python3-dbus python3-dbusmock libssl3 openssl pkg-config python3-venv strace zbar-tools gpsd gpsd-clients libxml2-utils chromium chromium-driver libjs-leaflet
 PIP_PACKAGES := mdk-python==0.8.0 nostr-sdk==0.45.1 nostr-relay==1.14 noiseprotocol==0.3.1 \
   doubleratchet==1.3.0 cryptography==50.0.2 pydantic==2.14.4 typing-extensions==4.16.0
 # Tests run in release with -enable-testing so one build serves tests, the CLI tests and benchmarks.

@@ -27,6 +27,7 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-log.git", from: "1.16.2"),
         .package(url: "https://github.com/hummingbird-project/hummingbird-websocket.git", from: "2.8.1"),
         .package(url: "https://github.com/hummingbird-project/hummingbird.git", from: "2.28.1"),
+        .package(url: "https://github.com/apple/swift-http-types.git", from: "1.8.0"),
         .package(url: "https://github.com/swift-server/swift-service-lifecycle.git", from: "2.13.0"),
     ],
     targets: [
@@ -140,9 +141,22 @@ let package = Package(
         .target(
             name: "NodeRuntime",
             dependencies: [
-                "Node", "Control", "Mesh", "Location", "Store", "RelayServer", "DBus", .product(name: "Logging", package: "swift-log"),
+                "Node", "Control", "Mesh", "Location", "Store", "RelayServer", "DBus", "Web", .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "NIOCore", package: "swift-nio"), .product(name: "NIOPosix", package: "swift-nio"),
+            ],
+            swiftSettings: swift6
+        ),
+        // The family's page (issue 24): `burrow run --web` on Hummingbird, Leaflet from Debian, a WebSocket of nudges.
+        .target(
+            name: "Web",
+            dependencies: [
+                "Node", "Marmot", "Nostr", "Store", "QRCode", .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HummingbirdWebSocket", package: "hummingbird-websocket"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "Logging", package: "swift-log"), .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"), .product(name: "HTTPTypes", package: "swift-http-types"),
             ],
             swiftSettings: swift6
         ),
@@ -156,7 +170,7 @@ let package = Package(
         .target(
             name: "BurrowCLI",
             dependencies: [
-                "Node", "Control", "NodeRuntime", "Conformance", "QRCode", "Marmot", "MLS", "Nostr", "Pigeon", "Mesh",
+                "Node", "Control", "NodeRuntime", "Web", "Conformance", "QRCode", "Marmot", "MLS", "Nostr", "Pigeon", "Mesh",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             swiftSettings: swift6

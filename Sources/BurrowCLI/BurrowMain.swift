@@ -7,7 +7,7 @@ public enum BurrowMain {
     /// Entry point: hoists global options, parses, runs, and maps parse failures to the
     /// contract's `usage` error (exit 2) — with `--json`, still as one JSON document.
     public static func run(_ rawArguments: [String]) async -> Never {
-        let arguments = Arguments.hoistGlobals(rawArguments)
+        let arguments = Arguments.bareWeb(Arguments.hoistGlobals(rawArguments))
         CommandContext.arguments = arguments
         do {
             var command = try Burrow.parseAsRoot(arguments)

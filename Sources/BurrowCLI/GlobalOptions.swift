@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import Web
 
 /// Options every command accepts, before or after the subcommand name (see `Arguments.hoistGlobals`).
 struct GlobalOptions: ParsableArguments {
@@ -87,6 +88,17 @@ enum Arguments {
             }
         }
         return Array(args[i...]) + leading
+    }
+
+    /// `--web` with no address (last, or before another option) serves on the default one:
+    /// the parser needs a value, so the default is written in.
+    static func bareWeb(_ args: [String]) -> [String] {
+        var out = args
+        for (index, arg) in args.enumerated() where arg == "--web" {
+            let next = index + 1 < args.count ? args[index + 1] : nil
+            if next == nil || next?.hasPrefix("-") == true { out[index] = "--web=\(WebOptions.defaultHost):\(WebOptions.defaultPort)" }
+        }
+        return out
     }
 
     static func wantsJSON(_ args: [String]) -> Bool {

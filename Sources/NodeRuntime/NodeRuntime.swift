@@ -5,6 +5,8 @@ import Mesh
 import Node
 import RelayServer
 import ServiceLifecycle
+import Synchronization
+import Web
 
 /// `burrow run` as one `ServiceGroup`: the node, its control socket, the embedded relay, the
 /// mesh and the live loop are services, started in order and shut down in the reverse order on
@@ -18,12 +20,15 @@ public enum NodeRuntime {
         /// Serve the embedded relay when the node's relays include it and nothing listens there.
         public var embeddedRelay: Bool
         public var relayDataDirectory: String?
+        /// Serve the family's page (`--web`).
+        public var web: WebOptions?
 
-        public init(live: LiveOptions, mesh: MeshSetup, embeddedRelay: Bool, relayDataDirectory: String?) {
+        public init(live: LiveOptions, mesh: MeshSetup, embeddedRelay: Bool, relayDataDirectory: String?, web: WebOptions? = nil) {
             self.live = live
             self.mesh = mesh
             self.embeddedRelay = embeddedRelay
             self.relayDataDirectory = relayDataDirectory
+            self.web = web
         }
     }
 
@@ -31,6 +36,9 @@ public enum NodeRuntime {
     public enum Announcement: Sendable {
         case ready(pubkey: String, socket: String, embeddedRelay: String?)
         case meshUp(transport: String, meshID: String)
+        /// The page is served at `url`; `login` is its one-time login link. `remote`: the
+        /// address is not loopback.
+        case webUp(url: String, login: String, remote: Bool)
     }
 
     /// Runs `node` until a shutdown signal, or until the live loop fails (its error is thrown).
@@ -41,6 +49,7 @@ public enum NodeRuntime {
         announce: @escaping @Sendable (Announcement) -> Void, emit: @escaping @Sendable (NodeUpdate) -> Void
     ) async throws {
         let mailbox = NodeMailbox()
+        let web = WebSlot()
         var started = StartedComponents()
         started.push(name: "node") {
             await node.gateway.closeConnections()
@@ -65,11 +74,23 @@ public enum NodeRuntime {
                 }
                 announce(.meshUp(transport: mesh.transport.name, meshID: mesh.meshID.hex))
             }
+            if let webOptions = options.web {
+                let server = try await WebServer.start(node: node, mailbox: mailbox, options: webOptions, timeout: options.live.timeout)
+                web.set(server)
+                started.push(name: "web") {
+                    web.set(nil)
+                    await server.close()
+                }
+                announce(.webUp(url: server.url, login: server.loginLink, remote: !webOptions.isLoopback))
+            }
         } catch {
             await started.closeAll()
             throw error
         }
-        let live = LiveLoop(node: node, mailbox: mailbox, options: options.live, emit: emit)
+        let live = LiveLoop(node: node, mailbox: mailbox, options: options.live) { update in
+            emit(update)
+            web.server?.publish(update)
+        }
         let sharing = LocationSharing(node: node, mailbox: mailbox, timeout: options.live.timeout)
         var logger = Logger(label: "burrow.runtime")
         logger.logLevel = .warning
@@ -142,4 +163,13 @@ struct StartedComponents {
                 failureTerminationBehavior: .gracefullyShutdownGroup, serviceName: $0.name)
         }
     }
+}
+
+/// The page's server once it is up, for the live loop's updates.
+final class WebSlot: Sendable {
+    private let slot = Mutex<WebServer?>(nil)
+
+    var server: WebServer? { slot.withLock { $0 } }
+
+    func set(_ server: WebServer?) { slot.withLock { $0 = server } }
 }

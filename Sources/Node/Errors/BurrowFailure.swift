@@ -21,6 +21,7 @@ public struct BurrowFailure: Error, Equatable, Sendable, CustomStringConvertible
         case no_adapter, bluetooth_denied, mesh_off, mesh_port_in_use, no_invites, invite_expired, wrong_code
         case too_many_attempts, invite_closed, invite_busy, key_package_invalid, join_refused, join_failed
         case unknown_request
+        case web_port_in_use, web_unavailable
     }
 
     public let code: Code
