@@ -263,6 +263,7 @@ let package = Package(
             swiftSettings: swift6
         ),
         .testTarget(name: "BurrowCLITests", dependencies: ["TestSupport", "Nostr", "Marmot", "Node", "Pigeon", "RelayClient"], swiftSettings: swift6),
+        .testTarget(name: "WebTests", dependencies: ["TestSupport", "Web"], swiftSettings: swift6),
         .testTarget(name: "LocationTests", dependencies: ["TestSupport", "Location", "NodeRuntime", "DBus"], swiftSettings: swift6),
         .testTarget(name: "MeshTests", dependencies: ["TestSupport", "Mesh", "Nostr", "Marmot"], swiftSettings: swift6),
         // The BlueZ link layer against a mock org.bluez (python-dbusmock) on a private dbus-daemon.

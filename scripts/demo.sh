@@ -4,12 +4,14 @@
 # leaves and the parents' nodes complete the removal. Then, with no relay running, a fourth home
 # joins nearby over the UDP loopback radio and chats over the mesh. Prints a transcript, writes the map of
 # everyone's last location to demo-map.svg (git-ignored; DEMO_MAP=path to choose, e.g.
-# DEMO_MAP=Docs/demo-map.svg to refresh the documented one), leaves no process and no home
-# behind. Fails if any step, or `burrow run` itself, fails.
+# DEMO_MAP=Docs/demo-map.svg to refresh the documented one), ends by opening the family's page
+# (`run --web`) in headless Chromium, which writes demo-map.png (DEMO_PAGE=path to choose), and
+# leaves no process and no home behind. Fails if any step, or `burrow run` itself, fails.
 set -euo pipefail
 
 BIN="${BURROW_BIN:-.build/release/burrow}"
 MAP="${DEMO_MAP:-demo-map.svg}"
+PAGE="${DEMO_PAGE:-demo-map.png}"
 WORK="$(mktemp -d /tmp/burrow-demo.XXXXXX)"
 RUN_PID=""
 
@@ -174,8 +176,11 @@ printf '  mum: %s joined, confirmed %s; the add commit waits in her outbox for a
     "$(printf '%s' "$DONE" | field '["member"]' | sed "s/$GRAN/gran/")" "$(printf '%s' "$DONE" | field '["confirmed"]')"
 
 say "Mum and Gran chat over the mesh, still with no relay"
+WEB_PORT="$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')"
+# Mum's node also serves the family's page (offline: no map tiles, the pins on a plain background).
 "$BIN" --home "$WORK/mum" --passphrase-file "$WORK/pass" --timeout 2 run --json --no-embedded-relay \
-    --mesh "udp:$MUM_PORT,$GRAN_PORT" > "$WORK/mum-mesh.log" 2>"$WORK/mum-mesh.err" < /dev/null &
+    --mesh "udp:$MUM_PORT,$GRAN_PORT" --web "127.0.0.1:$WEB_PORT" --web-tiles off \
+    > "$WORK/mum-mesh.log" 2>"$WORK/mum-mesh.err" < /dev/null &
 RUN_PID=$!
 "$BIN" --home "$WORK/gran" --passphrase-file "$WORK/pass" --timeout 2 run --json --no-embedded-relay \
     --mesh "udp:$GRAN_PORT,$MUM_PORT" > "$WORK/gran-mesh.log" 2>"$WORK/gran-mesh.err" < /dev/null &
@@ -197,6 +202,16 @@ m=json.load(sys.stdin)["mesh"]; c=m["counters"]
 print("  carried by: the %s radio, port %s, mesh id %s; %d frames in, %d out, %d packets delivered" % (m["transport"], m["port"], m["mesh_id"], c["frames_in"], c["frames_out"], c["delivered"]))
 for l in m["links"]: print("    link %s (%s, MTU %s) to %s" % (l["link"], l["role"], l["mtu"], l["peer_id"]))'
 printf '  relays carried nothing: none was running\n'
+
+if command -v chromium > /dev/null; then
+    say "The family's page: Mum opens the link her node printed in a browser (headless Chromium)"
+    LOGIN="$(grep '"type":"web"' "$WORK/mum-mesh.log" | field '["login"]')"
+    printf '  web: %s (a one-time link: the browser gets a session cookie, the token is spent)\n' "${LOGIN%%\?*}?token=…"
+    chromium --headless=new --no-sandbox --disable-gpu --hide-scrollbars --no-first-run --window-size=1200,800 \
+        --virtual-time-budget=8000 --user-data-dir="$WORK/chromium" --screenshot="$PAGE" "$LOGIN" \
+        > "$WORK/chromium.log" 2>&1 || { cat "$WORK/chromium.log" >&2; exit 1; }
+    printf '  the page, with everyone on the map and the chat beside it, written to %s (%s bytes)\n' "$PAGE" "$(wc -c < "$PAGE")"
+fi
 kill -TERM "$GRAN_PID" "$RUN_PID"
 wait "$GRAN_PID" || { echo "gran's burrow run failed" >&2; cat "$WORK/gran-mesh.err" >&2; exit 1; }
 wait "$RUN_PID" || { echo "mum's burrow run failed" >&2; cat "$WORK/mum-mesh.err" >&2; exit 1; }

@@ -127,7 +127,6 @@ enum PageAssets {
         return e;
       }
       function clear(node) { while (node.firstChild) node.removeChild(node.firstChild); }
-      function who(name, key) { return name || key.slice(0, 8); }
       function ago(ts) {
         const s = Math.max(0, Math.floor(Date.now() / 1000 - ts));
         if (s < 60) return 'just now';
@@ -187,14 +186,14 @@ enum PageAssets {
       function pinIcon(pin) {
         const box = el('div', 'pin-box');
         box.appendChild(el('span', 'pin-dot'));
-        box.appendChild(el('span', 'pin-label', who(pin.name, pin.member) + (pin.me ? ' (you)' : '')));
+        box.appendChild(el('span', 'pin-label', pin.who + (pin.me ? ' (you)' : '')));
         return L.divIcon({ className: 'pin' + (pin.stale ? ' stale' : '') + (pin.me ? ' me' : ''), html: box, iconSize: [14, 14],
           iconAnchor: [7, 7] });
       }
 
       function pinPopup(pin) {
         const box = el('div');
-        box.appendChild(el('strong', 'popup-line', who(pin.name, pin.member) + (pin.me ? ' (you)' : '')));
+        box.appendChild(el('strong', 'popup-line', pin.who + (pin.me ? ' (you)' : '')));
         box.appendChild(el('span', 'popup-line', 'seen ' + ago(pin.ts) + (pin.stale ? ' (out of date)' : '')));
         if (pin.acc > 0) box.appendChild(el('span', 'popup-line', 'within ' + Math.round(pin.acc) + ' m'));
         if (pin.batt !== null && pin.batt !== undefined) box.appendChild(el('span', 'popup-line', 'battery ' + pin.batt + ' %'));
@@ -208,7 +207,7 @@ enum PageAssets {
           const at = [pin.lat, pin.lon];
           let marker = state.markers.get(pin.member);
           if (!marker) {
-            marker = L.marker(at, { icon: pinIcon(pin), keyboard: true, title: who(pin.name, pin.member) }).addTo(state.map);
+            marker = L.marker(at, { icon: pinIcon(pin), keyboard: true, title: pin.who }).addTo(state.map);
             state.markers.set(pin.member, marker);
           } else {
             marker.setLatLng(at);
@@ -242,7 +241,7 @@ enum PageAssets {
         const list = $('members');
         clear(list);
         for (const member of group.members) {
-          const li = el('li', null, who(member.name, member.key));
+          const li = el('li', null, member.who);
           if (member.admin) li.appendChild(el('span', 'tag', 'admin'));
           if (member.me) li.appendChild(el('span', 'tag', 'you'));
           list.appendChild(li);
@@ -257,7 +256,7 @@ enum PageAssets {
           const li = el('li', message.me ? 'mine' : null);
           li.dataset.id = message.id;
           li.appendChild(el('span', 'time', clock(message.ts)));
-          li.appendChild(el('span', 'name', who(message.name, message.sender)));
+          li.appendChild(el('span', 'name', message.who));
           li.appendChild(el('span', 'text', message.text));
           const reactions = Object.entries(message.reactions || {});
           if (reactions.length > 0) li.appendChild(el('span', 'reactions', reactions.map(([emoji, n]) => emoji + ' ' + n).join('  ')));
@@ -271,7 +270,7 @@ enum PageAssets {
         clear(list);
         $('requests-section').hidden = !group.is_admin || group.requests.length === 0;
         for (const request of group.requests) {
-          const li = el('li', null, who(request.name, request.from) + ' ');
+          const li = el('li', null, request.who + ' ');
           li.appendChild(action('Approve', '/api/requests/' + request.id + '/approve', refreshGroup));
           li.appendChild(action('Reject', '/api/requests/' + request.id + '/reject', refreshGroup));
           list.appendChild(li);
@@ -283,7 +282,7 @@ enum PageAssets {
         clear(list);
         $('invites-section').hidden = state.me.invites.length === 0;
         for (const invite of state.me.invites) {
-          const li = el('li', null, invite.group_name + ' from ' + who(invite.from_name, invite.from) + ' ');
+          const li = el('li', null, invite.group_name + ' from ' + invite.who + ' ');
           li.appendChild(action('Join', '/api/invites/' + invite.id + '/accept', refreshAll));
           li.appendChild(action('Decline', '/api/invites/' + invite.id + '/decline', refreshAll));
           list.appendChild(li);

@@ -89,7 +89,8 @@ struct WebAPI: Sendable {
             return WebMe(pubkey: me, name: groups.lazy.compactMap { $0.memberNames[me] }.first, csrf: csrf, tiles: options.tiles,
                          groups: groups.filter { $0.state == "active" || $0.state == "leaving" }
                              .map { WebGroupSummary(id: $0.mlsGroupID, name: $0.name, state: $0.state) },
-                         invites: try node.groups.invites().map { WebInvite(id: $0.id, groupName: $0.groupName, from: $0.from, fromName: $0.fromName) })
+                         invites: try node.groups.invites().map { WebInvite(id: $0.id, groupName: $0.groupName, from: $0.from, fromName: $0.fromName,
+                                                                          who: displayName($0.fromName, key: $0.from)) })
         }
     }
 

@@ -1,6 +1,7 @@
 import Foundation
 import Marmot
 import Node
+import Nostr
 import Store
 
 /// What the page's API answers, as JSON. Every string here may come from a stranger (names,
@@ -26,6 +27,7 @@ struct WebInvite: Encodable {
     let groupName: String
     let from: String
     let fromName: String?
+    let who: String
 }
 
 struct WebGroup: Encodable {
@@ -40,9 +42,17 @@ struct WebGroup: Encodable {
     let share: WebShare?
 }
 
+/// A person's label: their name, else the start of their npub (as the CLI shows them).
+func displayName(_ name: String?, key: String) -> String {
+    if let name, !name.isEmpty { return name }
+    guard let parsed = try? PublicKey(hex: key) else { return String(key.prefix(12)) }
+    return String(parsed.npub.prefix(16)) + "…"
+}
+
 struct WebMember: Encodable {
     let key: String
     let name: String?
+    let who: String
     let admin: Bool
     let me: Bool
 }
@@ -50,6 +60,7 @@ struct WebMember: Encodable {
 struct WebPin: Encodable {
     let member: String
     let name: String?
+    let who: String
     let lat: Double
     let lon: Double
     /// Metres; 0 when unknown.
@@ -64,6 +75,7 @@ struct WebMessage: Encodable {
     let id: String
     let sender: String
     let name: String?
+    let who: String
     let text: String
     let ts: Int64
     let me: Bool
@@ -75,6 +87,7 @@ struct WebJoinRequest: Encodable {
     let id: String
     let from: String
     let name: String?
+    let who: String
     let ts: Int64
 }
 
@@ -131,18 +144,22 @@ extension WebGroup {
         let deleted = Set(stored.flatMap { $0.deleted ?? [] })
         self.init(
             id: view.mlsGroupID, name: view.name, epoch: view.epoch, isAdmin: isAdmin,
-            members: view.members.map { WebMember(key: $0, name: names[$0], admin: view.admins.contains($0), me: $0 == me) },
-            pins: try node.groups.locations(view.mlsGroupID).map {
-                WebPin(member: $0.member, name: $0.name, lat: $0.payload.latitude, lon: $0.payload.longitude, acc: $0.payload.accuracy,
+            members: view.members.map {
+                WebMember(key: $0, name: names[$0], who: displayName(names[$0], key: $0), admin: view.admins.contains($0), me: $0 == me)
+            },
+            // Only members' pins: someone who left is no longer on the family's map.
+            pins: try node.groups.locations(view.mlsGroupID).filter { view.members.contains($0.member) }.map {
+                WebPin(member: $0.member, name: $0.name, who: displayName($0.name, key: $0.member), lat: $0.payload.latitude, lon: $0.payload.longitude, acc: $0.payload.accuracy,
                        batt: $0.payload.battery, ts: $0.payload.timestamp, stale: $0.stale, me: $0.member == me)
             },
             messages: stored.compactMap { message in
                 guard let text = message.text, !deleted.contains(message.eventID) else { return nil }
-                return WebMessage(id: message.eventID, sender: message.sender, name: message.senderName, text: text, ts: message.createdAt,
+                return WebMessage(id: message.eventID, sender: message.sender, name: message.senderName,
+                                  who: displayName(message.senderName, key: message.sender), text: text, ts: message.createdAt,
                                   me: message.sender == me, reactions: (reactions[message.eventID] ?? [:]).mapValues(\.count))
             },
             requests: isAdmin ? try node.groups.joinRequests(group: view.mlsGroupID).filter { $0.state == "pending" }.map {
-                WebJoinRequest(id: $0.id, from: $0.from, name: $0.name, ts: $0.createdAt)
+                WebJoinRequest(id: $0.id, from: $0.from, name: $0.name, who: displayName($0.name, key: $0.from), ts: $0.createdAt)
             } : [],
             share: try node.groups.shares().first { $0.mlsGroupID == view.mlsGroupID }.map {
                 WebShare(source: $0.source, interval: $0.interval, paused: $0.paused, lastPublishAt: $0.lastPublishAt, error: $0.lastError)

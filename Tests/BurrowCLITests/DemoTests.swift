@@ -8,15 +8,24 @@ final class DemoTests: XCTestCase {
     func testDemoRunsCleanly() throws {
         let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
         let map = FileManager.default.temporaryDirectory.appendingPathComponent("burrow-demo-map-\(UUID().uuidString).svg")
-        defer { try? FileManager.default.removeItem(at: map) }
+        let page = FileManager.default.temporaryDirectory.appendingPathComponent("burrow-demo-map-\(UUID().uuidString).png")
+        defer {
+            try? FileManager.default.removeItem(at: map)
+            // Kept with the browser screenshots for a look.
+            try? FileManager.default.createDirectory(at: Browser.artifacts, withIntermediateDirectories: true)
+            try? FileManager.default.removeItem(at: Browser.artifacts.appendingPathComponent("demo-map.png"))
+            try? FileManager.default.moveItem(at: page, to: Browser.artifacts.appendingPathComponent("demo-map.png"))
+        }
         let (status, transcript) = try ShellScript.run(root.appendingPathComponent("scripts/demo.sh"),
-                                                       environment: ["BURROW_BIN": BurrowProcess.binary.path, "DEMO_MAP": map.path],
+                                                       environment: ["BURROW_BIN": BurrowProcess.binary.path, "DEMO_MAP": map.path,
+                                                                     "DEMO_PAGE": page.path],
                                                        directory: root)
         XCTAssertEqual(status, 0, transcript)
         for line in ["Dad: I'll bring bread.", "Sam: Can I bring a friend?", "Sam asks to leave the group", "kid: left",
                      "members now: ['mum', 'dad']", "burrow run exited cleanly", "no process left running",
                      "gran: joined Family", "joined, confirmed True", "mum heard:  Gran is here!", "gran heard: Welcome, Gran",
-                     "carried by: the udp radio", "heard: Family from npub", "gpsd (gpsfake) replays a walk"] {
+                     "carried by: the udp radio", "heard: Family from npub", "gpsd (gpsfake) replays a walk",
+                     "The family's page: Mum opens the link", "written to \(page.path)"] {
             XCTAssertTrue(transcript.contains(line), "missing: \(line)\n\(transcript)")
         }
         // The node served the embedded relay, and both parents ended on one epoch.
@@ -35,6 +44,10 @@ final class DemoTests: XCTestCase {
         }
         XCTAssertGreaterThanOrEqual(latitudes.count, 3, history)
         XCTAssertGreaterThan(latitudes.last ?? 0, latitudes.first ?? 0, "the walk went north: \(latitudes)")
+        // The page's screenshot is a PNG.
+        let png = try Data(contentsOf: page)
+        XCTAssertEqual(Array(png.prefix(8)), [0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A])
+        XCTAssertGreaterThan(png.count, 10_000)
         let svg = try String(contentsOf: map, encoding: .utf8)
         XCTAssertEqual(svg.components(separatedBy: "<path ").count - 1, 3, "three pins")
         XCTAssertTrue(svg.contains(">Sam<") && svg.contains(">Mum<") && svg.contains(">Dad<"))

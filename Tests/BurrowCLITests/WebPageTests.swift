@@ -254,4 +254,34 @@ final class WebPageTests: XCTestCase {
         XCTAssertEqual(visible, true)
         try await browser.screenshot("web-no-tiles")
     }
+
+    func testAPortInUseARemoteAddressAndTooManyRequestsAreRefusedClearly() async throws {
+        try alice.ok(["group", "create", "Family"])
+        let (url, login) = try await serve()
+        let port = try XCTUnwrap(Int(url.split(separator: ":").last ?? ""))
+        // A second node's page on the same port: web_port_in_use, and that `run` ends.
+        // After its `ready` line, as a mesh that cannot start: the error is the last line.
+        let refused = try bob.human(["run", "--no-embedded-relay", "--web", "127.0.0.1:\(port)", "--json"])
+        XCTAssertEqual(refused.status, 1)
+        let last = try XCTUnwrap(refused.stdout.split(separator: "\n").last)
+        let error = try XCTUnwrap(try JSONSerialization.jsonObject(with: Data(last.utf8)) as? [String: Any])["error"] as? [String: Any]
+        XCTAssertEqual(error?["code"] as? String, "web_port_in_use")
+        XCTAssertEqual(try bob.errorCode(["run", "--no-embedded-relay", "--web", "0.0.0.0:\(port + 1)"]), "invalid_input",
+                       "a remote address needs --web-allow-remote")
+        XCTAssertTrue(try bob.human(["run", "--no-embedded-relay", "--web", "0.0.0.0:1"]).stderr.contains("--web-allow-remote"))
+        // A WebSocket without the session cookie is not upgraded (the upgrade is refused: 400).
+        let socket = try await Self.http("GET", url + "/ws", headers: [
+            "Upgrade": "websocket", "Connection": "Upgrade", "Sec-WebSocket-Version": "13", "Sec-WebSocket-Key": "dGhlIHNhbXBsZSBub25jZQ=="])
+        XCTAssertEqual(socket.status, 400)
+        // One client asking too fast gets 429 past its burst of 60, and nothing breaks.
+        let answer = try await Self.http("GET", login)
+        let cookie = String(try XCTUnwrap(answer.headers["set-cookie"]).split(separator: ";")[0])
+        var statuses: [Int] = []
+        for _ in 0..<80 { statuses.append(try await Self.http("GET", url + "/api/me", cookie: cookie).status) }
+        XCTAssertEqual(statuses.prefix(50).filter { $0 == 200 }.count, 50)
+        XCTAssertTrue(statuses.contains(429), "\(statuses)")
+        try await Task.sleep(for: .seconds(1))
+        let awaitedLater = try await Self.http("GET", url + "/api/me", cookie: cookie).status
+        XCTAssertEqual(awaitedLater, 200, "the bucket refills")
+    }
 }
