@@ -20,6 +20,7 @@ final class GettingStartedTests: XCTestCase {
         shows("Bob: Hi Mum, home by six", "the chat arrived")
         shows("Alice: 51.50070, -0.12460 ±15 m, battery 80%", "a location by name")
         shows("map written to /", "the map's path")
+        shows("web: http://127.0.0.1:8040/?token=", "the page's one-time link")
         shows("← Bob (unverified): Can you pick me up?", "the DM arrived")
         shows("members        Alice\n".trimmingCharacters(in: .newlines), "Bob's removal completed")
         XCTAssertEqual(said.filter { $0.contains("invite ") && $0.contains("\"Family\"") }.count, 2, "invited, then invited back")
