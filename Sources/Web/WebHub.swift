@@ -15,8 +15,6 @@ final class WebHub: Sendable {
 
     private let state = Mutex(State())
 
-    var count: Int { state.withLock { $0.clients.count } }
-
     func broadcast(_ text: String) {
         let clients = state.withLock { Array($0.clients.values) }
         for client in clients { client.yield(text) }

@@ -114,9 +114,6 @@ public final class WebServer: Sendable {
         hub.broadcast(nudge.json)
     }
 
-    /// Open WebSockets now.
-    public var clientCount: Int { hub.count }
-
     /// Closes the pages' WebSockets and stops serving.
     public func close() async {
         hub.finishAll()

@@ -51,14 +51,7 @@ final class ShareGPSDTests: XCTestCase {
         defer { gpsfake.stop() }
 
         // Bob reads a position of the walk (south and east: negative latitude), at 10 s.
-        let deadline = ContinuousClock.now + .seconds(60)
-        var seen: [String: Any]?
-        while ContinuousClock.now < deadline, seen == nil {
-            let entries = try bob.ok(["locations", "Family", "--sync"])["locations"] as? [[String: Any]] ?? []
-            seen = entries.first { $0["member"] as? String == (try? alice.pubkey) }
-            if seen == nil { try await Task.sleep(for: .seconds(1)) }
-        }
-        let location = try XCTUnwrap(seen, "no location from gpsd reached Bob")
+        let location = try await bob.location(of: try alice.pubkey, in: "Family", within: .seconds(60))
         XCTAssertEqual(try XCTUnwrap(location["lat"] as? Double), -33.8688, accuracy: 0.002)
         XCTAssertEqual(try XCTUnwrap(location["lon"] as? Double), 151.2093, accuracy: 0.001)
         XCTAssertEqual(location["interval"] as? Int, 10)

@@ -71,14 +71,7 @@ final class ShareGeoClueTests: XCTestCase {
         let run = try await run(alice)
         defer { run.stop() }
 
-        let deadline = ContinuousClock.now + .seconds(60)
-        var seen: [String: Any]?
-        while ContinuousClock.now < deadline, seen == nil {
-            let entries = try bob.ok(["locations", "Family", "--sync"])["locations"] as? [[String: Any]] ?? []
-            seen = entries.first { $0["member"] as? String == (try? alice.pubkey) }
-            if seen == nil { try await Task.sleep(for: .seconds(1)) }
-        }
-        let location = try XCTUnwrap(seen, "no location from GeoClue reached Bob")
+        let location = try await bob.location(of: try alice.pubkey, in: "Family", within: .seconds(60))
         XCTAssertEqual(try XCTUnwrap(location["lat"] as? Double), -33.8688, accuracy: 0.0001)
         XCTAssertEqual(try XCTUnwrap(location["lon"] as? Double), 151.2093, accuracy: 0.0001)
         XCTAssertEqual(try XCTUnwrap(location["acc"] as? Double), 30, accuracy: 0.01)

@@ -57,14 +57,14 @@ final class ShareTests: XCTestCase {
         let run = try runProcess(alice)
         defer { run.stop() }
         _ = try await run.waitForLine(prefix: #"{"type":"ready""#, timeout: .seconds(30))
-        let first = try await location(of: try alice.pubkey, at: bob, within: .seconds(30))
+        let first = try await bob.location(of: try alice.pubkey, in: "Family", within: .seconds(30))
         XCTAssertEqual(first["lat"] as? Double, -33.9)
         XCTAssertEqual(first["lon"] as? Double, 151.2)
         XCTAssertEqual(first["interval"] as? Int, 10)
         XCTAssertEqual(first["stationary"] as? Bool, false)
         let firstTime = try XCTUnwrap(first["ts"] as? Int)
         // The next one an interval later.
-        let second = try await location(of: try alice.pubkey, at: bob, within: .seconds(30)) { ($0["ts"] as? Int ?? 0) > firstTime }
+        let second = try await bob.location(of: try alice.pubkey, in: "Family", within: .seconds(30)) { ($0["ts"] as? Int ?? 0) > firstTime }
         XCTAssertGreaterThanOrEqual((second["ts"] as? Int ?? 0) - firstTime, 9)
         let status = try XCTUnwrap((try alice.ok(["share", "status"])["shares"] as? [[String: Any]])?.first)
         let lastPublish = try XCTUnwrap(status["last_publish_at"] as? Int)
@@ -170,22 +170,5 @@ final class ShareTests: XCTestCase {
         let check = try BurrowProcess.run(["--noout", "--schema", schema, gpx], executable: URL(fileURLWithPath: "/usr/bin/xmllint"))
         XCTAssertEqual(check.status, 0, check.stdout + check.stderr)
         XCTAssertTrue(check.stderr.contains("validates"), check.stderr)
-    }
-
-    /// Bob's newest location entry for `member` that `accept` takes, polled within `timeout`.
-    func location(of member: String, at home: BurrowHome, within timeout: Duration,
-                  accept: ([String: Any]) -> Bool = { _ in true }) async throws -> [String: Any] {
-        let deadline = ContinuousClock.now + timeout
-        while ContinuousClock.now < deadline {
-            let entries = try home.ok(["locations", "Family", "--sync"])["locations"] as? [[String: Any]] ?? []
-            if let entry = entries.first(where: { $0["member"] as? String == member }), accept(entry) { return entry }
-            try await Task.sleep(for: .milliseconds(500))
-        }
-        throw NoLocation(timeout: timeout)
-    }
-
-    struct NoLocation: Error, CustomStringConvertible {
-        let timeout: Duration
-        var description: String { "no matching location arrived within \(timeout)" }
     }
 }
