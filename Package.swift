@@ -147,6 +147,12 @@ let package = Package(
             ],
             swiftSettings: swift6
         ),
+        // Backups (issue 25), sans-I/O: the sealed container (Argon2id, AES-256-GCM over the content, the header as AAD).
+        .target(
+            name: "Backup",
+            dependencies: ["CSodium", .product(name: "Crypto", package: "swift-crypto")],
+            swiftSettings: swift6
+        ),
         // The family's page (issue 24): `burrow run --web` on Hummingbird, Leaflet from Debian, a WebSocket of nudges.
         .target(
             name: "Web",
@@ -219,7 +225,8 @@ let package = Package(
         .target(
             name: "FuzzTargets",
             dependencies: [
-                "MLS", "Nostr", "Marmot", "Pigeon", "Mesh", "SeededRandom", "CSodium", .product(name: "Crypto", package: "swift-crypto"),
+                "MLS", "Nostr", "Marmot", "Pigeon", "Mesh", "Backup", "SeededRandom", "CSodium",
+                .product(name: "Crypto", package: "swift-crypto"),
             ],
             swiftSettings: swift6
         ),
@@ -263,11 +270,12 @@ let package = Package(
             swiftSettings: swift6
         ),
         .testTarget(name: "BurrowCLITests", dependencies: ["TestSupport", "Nostr", "Marmot", "Node", "Pigeon", "RelayClient"], swiftSettings: swift6),
+        .testTarget(name: "BackupTests", dependencies: ["TestSupport", "Backup"], swiftSettings: swift6),
         .testTarget(name: "WebTests", dependencies: ["TestSupport", "Web"], swiftSettings: swift6),
         .testTarget(name: "LocationTests", dependencies: ["TestSupport", "Location", "NodeRuntime", "DBus"], swiftSettings: swift6),
         .testTarget(name: "MeshTests", dependencies: ["TestSupport", "Mesh", "Nostr", "Marmot"], swiftSettings: swift6),
         // The BlueZ link layer against a mock org.bluez (python-dbusmock) on a private dbus-daemon.
         .testTarget(name: "MeshLinksTests", dependencies: ["TestSupport", "MeshLinks", "Mesh", "DBus", "CSystemd"], swiftSettings: swift6),
-        .testTarget(name: "FuzzSmokeTests", dependencies: ["TestSupport", "FuzzTargets", "MLS", "Marmot", "Nostr"], swiftSettings: swift6),
+        .testTarget(name: "FuzzSmokeTests", dependencies: ["TestSupport", "FuzzTargets", "Backup", "MLS", "Marmot", "Nostr"], swiftSettings: swift6),
     ]
 )

@@ -26,6 +26,7 @@ public enum FuzzSeeds {
         case PigeonCardTarget.name: return try pigeonCard()
         case MeshPacketTarget.name: return try meshPacket()
         case MeshFragmentTarget.name: return try meshFragment()
+        case BackupFileTarget.name: return try BackupFileTarget.seeds()
         default: return []
         }
     }

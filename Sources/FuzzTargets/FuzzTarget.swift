@@ -59,6 +59,7 @@ public enum FuzzTargets {
     public static let all: [any FuzzTarget.Type] = [
         MLSMessageTarget.self, GroupDataTarget.self, EventJSONTarget.self, NIP44Target.self, MarmotEventTarget.self,
         GroupEventTarget.self, PigeonFrameTarget.self, PigeonCardTarget.self, MeshPacketTarget.self, MeshFragmentTarget.self,
+        BackupFileTarget.self,
     ]
 
     public static func target(named name: String) -> (any FuzzTarget.Type)? {

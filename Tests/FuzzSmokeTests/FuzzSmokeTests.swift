@@ -1,4 +1,5 @@
 import Foundation
+import Backup
 import FuzzTargets
 import MLS
 import Marmot
@@ -159,5 +160,14 @@ final class FuzzSmokeTests: XCTestCase {
             return nil
         })
         XCTAssertGreaterThanOrEqual(deep.count, 5, "rejections inside the group: \(deep.sorted())")
+    }
+}
+
+extension FuzzSmokeTests {
+    func testBackupFile() throws {
+        let result = try smoke(BackupFileTarget.self, mutations: 300)
+        for (name, outcome) in result.generated { XCTAssertEqual(outcome, .accepted("content"), "generated seed \(name)") }
+        XCTAssertGreaterThan(result.histogram[.rejected("corrupt"), default: 0], 10)
+        XCTAssertGreaterThan(result.histogram[.rejected("authentication"), default: 0] + result.histogram[.rejected("passphrase"), default: 0], 5)
     }
 }
