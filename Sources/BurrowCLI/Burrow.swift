@@ -9,7 +9,7 @@ struct Burrow: AsyncParsableCommand {
         version: BurrowVersion.line,
         subcommands: [
             InitCommand.self, WhoamiCommand.self, RelayCommand.self, PublishCommand.self, FetchCommand.self,
-            KeyPackageCommand.self, GroupCommand.self, InviteCommand.self, SyncCommand.self, RunCommand.self, WebCommand.self, ChatCommand.self, LocationCommand.self,
+            KeyPackageCommand.self, GroupCommand.self, InviteCommand.self, SyncCommand.self, RunCommand.self, WebCommand.self, KeyCommand.self, ChatCommand.self, LocationCommand.self,
             LeaveCommand.self, MessagesCommand.self, LocationsCommand.self, ContactCommand.self, DMCommand.self, ConformanceCommand.self,
             MeshCommand.self, JoinCommand.self, ProfileCommand.self, ShareCommand.self,
         ]

@@ -32,6 +32,29 @@ enum Passphrase {
         return passphrase
     }
 
+    /// The password of a NIP-49 key (`ncryptsec`), apart from the store's passphrase:
+    /// `--key-password-file`, else `$BURROW_KEY_PASSWORD`, else a no-echo prompt on a TTY
+    /// (twice when `confirm`), else `passphrase_required`. Never a command-line argument.
+    static func keyPassword(file: String?, confirm: Bool) throws -> String {
+        let bytes: [UInt8]
+        if let file {
+            guard let data = FileManager.default.contents(atPath: file) else { throw CLIError(.invalid_input, "cannot read the key password file \(file)") }
+            bytes = stripOneNewline(Array(data))
+        } else if let env = ProcessInfo.processInfo.environment["BURROW_KEY_PASSWORD"] {
+            bytes = Array(env.utf8)
+        } else {
+            guard isatty(STDIN_FILENO) == 1 else {
+                throw CLIError(.passphrase_required, "no key password: use --key-password-file or BURROW_KEY_PASSWORD")
+            }
+            bytes = try prompt("Key password: ")
+            if confirm, try prompt("Repeat key password: ") != bytes { throw CLIError(.invalid_input, "the key passwords differ") }
+        }
+        guard !bytes.isEmpty, let text = String(validating: bytes, as: UTF8.self) else {
+            throw CLIError(.passphrase_required, "the key password is empty or not UTF-8")
+        }
+        return text
+    }
+
     /// What the prompt returned in this process (one command), for the second use.
     nonisolated(unsafe) private static var prompted: [UInt8]?
 

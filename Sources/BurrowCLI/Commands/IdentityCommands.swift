@@ -14,11 +14,17 @@ struct InitCommand: BurrowCommand {
     var nsecFile: String?
     @Flag(name: .customLong("nsec-stdin"), help: "Read the identity key to import from standard input.")
     var nsecStdin = false
+    @Option(name: .customLong("import"), help: "Import an ncryptsec1… key (NIP-49; its password is asked, or --key-password-file).")
+    var importText: String?
+    @Option(name: .customLong("key-password-file"), help: "The password of an ncryptsec key to import.")
+    var keyPasswordFile: String?
     @Option(name: .customLong("kdf-memory-mib"), help: "Argon2id memory in MiB (default 64, minimum 8).")
     var kdfMemoryMiB: Int = 64
 
     func validate() throws {
-        if nsecFile != nil && nsecStdin { throw ValidationError("use either --nsec-file or --nsec-stdin") }
+        if [nsecFile != nil, nsecStdin, importText != nil].filter({ $0 }).count > 1 {
+            throw ValidationError("use one of --nsec-file, --nsec-stdin and --import")
+        }
         if kdfMemoryMiB < 8 { throw ValidationError("--kdf-memory-mib must be at least 8") }
     }
 
@@ -41,10 +47,24 @@ struct InitCommand: BurrowCommand {
             text = String(decoding: data, as: UTF8.self)
         } else if nsecStdin {
             text = String(decoding: FileHandle.standardInput.readDataToEndOfFile(), as: UTF8.self)
+        } else if let importText {
+            // A plain key on the command line would sit in `ps` and the shell's history.
+            guard importText.hasPrefix(NIP49.hrp + "1") else {
+                throw CLIError(.invalid_input, "--import takes an ncryptsec1… key; give a plain nsec with --nsec-file or --nsec-stdin")
+            }
+            text = importText
         } else {
             return nil
         }
-        return try KeyArgument.secretKey(text.trimmingCharacters(in: .whitespacesAndNewlines))
+        let trimmed = text.trimmingCharacters(in: .whitespacesAndNewlines)
+        guard trimmed.hasPrefix(NIP49.hrp + "1") else { return try KeyArgument.secretKey(trimmed) }
+        let password = try Passphrase.keyPassword(file: keyPasswordFile, confirm: false)
+        do { return try NIP49.decrypt(trimmed, password: password).key } catch {
+            switch error {
+            case .wrongPassword: throw CLIError(.wrong_passphrase, error.description)
+            default: throw CLIError(.invalid_input, error.description)
+            }
+        }
     }
 }
 
@@ -103,5 +123,39 @@ enum KeyArgument {
         } catch {
             throw CLIError(.invalid_input, "not a secret key (nsec or 64 hex)")
         }
+    }
+}
+
+/// `burrow key export --nip49`: the identity key encrypted with a password (NIP-49), to move it
+/// to another Nostr app or keep it on paper.
+struct KeyCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(commandName: "key", abstract: "The identity key, exported safely.",
+                                                    subcommands: [KeyExportCommand.self])
+}
+
+struct KeyExportCommand: BurrowCommand {
+    static let configuration = CommandConfiguration(commandName: "export", abstract: "Export the identity key as ncryptsec (NIP-49).")
+    @OptionGroup var globals: GlobalOptions
+    @Flag(name: .customLong("nip49"), help: "Encrypt it with a password, as NIP-49's ncryptsec1… (the only form exported).")
+    var nip49 = false
+    @Option(name: .customLong("log-n"), help: "scrypt cost: 2^N rounds (16–20; 16 takes 64 MiB, 20 takes 1 GiB).")
+    var logN: UInt8 = NIP49.defaultLogN
+    @Option(name: .customLong("key-password-file"), help: "The password to encrypt it with (else asked twice on the terminal).")
+    var keyPasswordFile: String?
+
+    func validate() throws {
+        guard nip49 else { throw ValidationError("give --nip49: the key is only exported encrypted") }
+        guard (16...20).contains(logN) else { throw ValidationError("--log-n must be 16 to 20") }
+    }
+
+    func execute() async throws -> CommandOutput {
+        let password = try Passphrase.keyPassword(file: keyPasswordFile, confirm: true)
+        let secret = try await NodeOpener.with(globals) { $0.keys.secretKey }
+        let text: String
+        do { text = try NIP49.encrypt(secret, password: password, logN: logN, security: .unknown) } catch {
+            throw CLIError(.invalid_input, error.description)
+        }
+        return CommandOutput(fields: [("ncryptsec", .string(text)), ("log_n", .int(Int64(logN))), ("key_security", .string("unknown"))],
+                             human: text)
     }
 }
