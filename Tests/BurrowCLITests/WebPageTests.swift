@@ -284,4 +284,49 @@ final class WebPageTests: XCTestCase {
         let awaitedLater = try await Self.http("GET", url + "/api/me", cookie: cookie).status
         XCTAssertEqual(awaitedLater, 200, "the bucket refills")
     }
+
+    func testSharingTheCardAndAnInviteFromThePage() async throws {
+        try alice.ok(["profile", "set", "--name", "Alice"])
+        try bob.ok(["keypackage", "publish"])
+        // Bob's family invites Alice: the invitation waits on Alice's page.
+        try bob.ok(["group", "create", "Cousins", "--invite", try alice.pubkey])
+        try alice.ok(["group", "create", "Family"])
+        let (_, login) = try await serve()
+        let browser = try await Browser()
+        self.browser = browser
+        try await browser.open(login)
+        _ = try await browser.wait(until: "the invitation", "return !document.getElementById('invites-section').hidden")
+        let invite = try await browser.execute("return document.querySelector('#invites li').firstChild.textContent") as? String
+        // Bob has no name: the start of his npub, as the CLI shows it.
+        XCTAssertTrue(invite?.hasPrefix("Cousins from npub1") ?? false, invite ?? "")
+        try await browser.execute("[...document.querySelectorAll('#invites li button')].find(b => b.textContent === 'Join').click()")
+        _ = try await browser.wait(until: "Cousins in the group switcher",
+                                   "return [...document.querySelectorAll('#group option')].some(o => o.textContent === 'Cousins')",
+                                   timeout: .seconds(20))
+        XCTAssertEqual((try alice.ok(["group", "show", "Cousins"])["group"] as? [String: Any])?["state"] as? String, "active")
+
+        // Sharing from the page: every 5 minutes (the stored share's default source: gpsd).
+        try await browser.execute("""
+            const select = document.getElementById('group');
+            select.value = [...select.options].find(o => o.textContent === 'Family').value;
+            select.dispatchEvent(new Event('change'));
+            """)
+        _ = try await browser.wait(until: "Family's sharing controls", "return !document.getElementById('share-start').hidden")
+        try await browser.execute("document.getElementById('share-interval').value = '300'; document.getElementById('share-start').click()")
+        _ = try await browser.wait(until: "sharing shown", "return document.getElementById('share-state').textContent.startsWith('Sharing every 5 minutes')")
+        let share = try XCTUnwrap((try alice.ok(["share", "status"])["shares"] as? [[String: Any]])?.first)
+        XCTAssertEqual(share["interval"] as? Int, 300)
+        try await browser.execute("document.getElementById('share-pause').click()")
+        _ = try await browser.wait(until: "paused", "return document.getElementById('share-state').textContent.startsWith('Paused')")
+        XCTAssertEqual((try alice.ok(["share", "status"])["shares"] as? [[String: Any]])?.first?["paused"] as? Bool, true)
+
+        // The contact card as a QR code the page draws from the node's card.
+        try await browser.execute("document.getElementById('card-show').click()")
+        _ = try await browser.wait(until: "the card's QR code",
+                                   "const i = document.getElementById('card'); return i.complete && i.naturalWidth > 0")
+        let picture = try await browser.screenshot("web-card-and-sharing")
+        // A camera reads Alice's card off the page.
+        let card = try XCTUnwrap(try alice.ok(["contact", "card"])["card"] as? String)
+        XCTAssertEqual(try Zbar.decode(file: picture), card.uppercased())
+    }
 }

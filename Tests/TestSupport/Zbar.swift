@@ -63,13 +63,17 @@ public enum Zbar {
     /// The text zbarimg reads from the image: `--raw` prints each symbol's data and a newline;
     /// `-q` drops the statistics line. Only QR codes are looked for.
     public static func decode(_ image: Image) throws -> String {
-        let program = try program()
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("qrcode-tests-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: directory) }
         let file = directory.appendingPathComponent("symbol.pgm")
         try image.pgm.write(to: file)
+        return try decode(file: file)
+    }
 
+    /// The text of the QR code in an image file zbarimg reads (PGM, PNG: a browser's screenshot).
+    public static func decode(file: URL) throws -> String {
+        let program = try program()
         let process = Process()
         process.executableURL = program
         process.arguments = ["--raw", "-q", "-Sdisable", "-Sqrcode.enable", file.path]
