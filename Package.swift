@@ -157,12 +157,12 @@ let package = Package(
         .target(
             name: "Web",
             dependencies: [
-                "Node", "Marmot", "Nostr", "Store", "QRCode", .product(name: "Crypto", package: "swift-crypto"),
+                "Node", "Marmot", "Nostr", "Store", "QRCode", "RelayServer", .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdWebSocket", package: "hummingbird-websocket"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "Logging", package: "swift-log"), .product(name: "NIOCore", package: "swift-nio"),
-                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"), .product(name: "HTTPTypes", package: "swift-http-types"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
             ],
             swiftSettings: swift6
         ),

@@ -208,13 +208,17 @@ private struct Purger: Service {
 
 /// Resolves once: the bound port, or why the server never listened.
 /// `@unchecked Sendable`: every field is touched only under `lock`.
-private final class BindSignal: @unchecked Sendable {
+/// The port a server bound, or why it could not, awaited by whoever started it (the relay, and
+/// the node's page).
+public final class BindSignal: @unchecked Sendable {
     private let lock = NSLock()
     private var result: Result<Int, Error>?
     private var waiter: CheckedContinuation<Int, Error>?
 
-    func succeed(_ port: Int) { resolve(.success(port)) }
-    func fail(_ error: Error) { resolve(.failure(error)) }
+    public init() {}
+
+    public func succeed(_ port: Int) { resolve(.success(port)) }
+    public func fail(_ error: Error) { resolve(.failure(error)) }
 
     private func resolve(_ outcome: Result<Int, Error>) {
         let waiting: CheckedContinuation<Int, Error>? = lock.withLock {
@@ -226,7 +230,7 @@ private final class BindSignal: @unchecked Sendable {
         waiting?.resume(with: outcome)
     }
 
-    func wait() async throws -> Int {
+    public func wait() async throws -> Int {
         try await withCheckedThrowingContinuation { continuation in
             let ready: Result<Int, Error>? = lock.withLock {
                 if let result { return result }

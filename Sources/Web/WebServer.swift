@@ -5,9 +5,9 @@ import Logging
 import Node
 import NIOCore
 import QRCode
+import RelayServer
 import ServiceLifecycle
 import HTTPTypes
-import NIOConcurrencyHelpers
 
 /// The request context of the page: the client's address, for rate limits before login.
 struct WebContext: RequestContext, RemoteAddressRequestContext {
@@ -75,7 +75,7 @@ public final class WebServer: Sendable {
                                     writes: RateLimiter(perSecond: 2, burst: 10)))
         api.routes(router, sessions: sessions, leafletDirectory: options.leafletDirectory)
 
-        let bound = WebBindSignal()
+        let bound = BindSignal()
         let webSocket = WebSocketServerConfiguration(maxFrameSize: 4096, autoPing: .enabled(timePeriod: .seconds(20)), closeTimeout: .seconds(3))
         let app = Application(
             router: router,
@@ -124,35 +124,6 @@ public final class WebServer: Sendable {
         }
         await task.value
         watchdog.cancel()
-    }
-}
-
-/// Waits for the listening socket (or the failure to get one).
-final class WebBindSignal: Sendable {
-    private let state = NIOLockedValueBox<(result: Result<Int, Error>?, waiters: [CheckedContinuation<Int, Error>])>((nil, []))
-
-    func succeed(_ port: Int) { finish(.success(port)) }
-    func fail(_ error: Error) { finish(.failure(error)) }
-
-    private func finish(_ result: Result<Int, Error>) {
-        let waiters = state.withLockedValue { state -> [CheckedContinuation<Int, Error>] in
-            guard state.result == nil else { return [] }
-            state.result = result
-            defer { state.waiters = [] }
-            return state.waiters
-        }
-        for waiter in waiters { waiter.resume(with: result) }
-    }
-
-    func wait() async throws -> Int {
-        try await withCheckedThrowingContinuation { continuation in
-            let ready = state.withLockedValue { state -> Result<Int, Error>? in
-                if let result = state.result { return result }
-                state.waiters.append(continuation)
-                return nil
-            }
-            if let ready { continuation.resume(with: ready) }
-        }
     }
 }
 
