@@ -1,5 +1,6 @@
 import Crypto
 import Foundation
+import Nostr
 import Synchronization
 
 /// Who may use the page. `run` prints one login link with a random token; the first browser
@@ -44,14 +45,14 @@ public final class WebSessions: Sendable {
 
     public init(file: URL? = nil, clock: @escaping @Sendable () -> Int64 = { Int64(Date().timeIntervalSince1970) }) {
         let token = Self.randomBytes(32)
-        loginToken = Self.hex(token)
+        loginToken = Hex.encode(token)
         self.file = file
         self.clock = clock
         var initial = State(loginToken: Array(loginToken.utf8))
         let now = clock()
         if let file, let data = try? Data(contentsOf: file), let saved = try? JSONDecoder().decode(Saved.self, from: data) {
             for (digest, session) in saved.sessions.prefix(Self.maximumSessions) where now - session.created < Self.lifetime {
-                if let key = Data(hexDigest: digest), key.count == 32 { initial.sessions[key] = session }
+                if let key = try? Hex.decode(digest, length: 32) { initial.sessions[Data(key)] = session }
             }
         }
         state = Mutex(initial)
@@ -69,8 +70,8 @@ public final class WebSessions: Sendable {
                let oldest = state.sessions.min(by: { $0.value.created < $1.value.created })?.key {
                 state.sessions[oldest] = nil
             }
-            let cookie = Self.hex(Self.randomBytes(32))
-            let csrf = Self.hex(Self.randomBytes(32))
+            let cookie = Hex.encode(Self.randomBytes(32))
+            let csrf = Hex.encode(Self.randomBytes(32))
             state.sessions[Self.digest(cookie)] = Session(csrf: csrf, created: clock())
             save(state.sessions)
             return (cookie, csrf)
@@ -87,7 +88,7 @@ public final class WebSessions: Sendable {
     /// Writes the sessions for the next run: a temporary file (owner-only), then a rename.
     private func save(_ sessions: [Data: Session]) {
         guard let file else { return }
-        let saved = Saved(sessions: Dictionary(uniqueKeysWithValues: sessions.map { (Self.hex(Array($0.key)), $0.value) }))
+        let saved = Saved(sessions: Dictionary(uniqueKeysWithValues: sessions.map { (Hex.encode(Array($0.key)), $0.value) }))
         guard let data = try? JSONEncoder().encode(saved) else { return }
         let temporary = file.appendingPathExtension("tmp")
         guard FileManager.default.createFile(atPath: temporary.path, contents: data, attributes: [.posixPermissions: 0o600]) else { return }
@@ -106,17 +107,6 @@ public final class WebSessions: Sendable {
     static func randomBytes(_ count: Int) -> [UInt8] {
         var generator = SystemRandomNumberGenerator()
         return (0..<count).map { _ in UInt8.random(in: .min ... .max, using: &generator) }
-    }
-
-    static func hex(_ bytes: [UInt8]) -> String {
-        let digits = Array("0123456789abcdef".utf8)
-        var out: [UInt8] = []
-        out.reserveCapacity(bytes.count * 2)
-        for byte in bytes {
-            out.append(digits[Int(byte >> 4)])
-            out.append(digits[Int(byte & 0x0F)])
-        }
-        return String(decoding: out, as: UTF8.self)
     }
 
     /// The cookie's name.
@@ -166,21 +156,5 @@ final class RateLimiter: Sendable {
             buckets[client] = bucket
             return allowed
         }
-    }
-}
-
-extension Data {
-    /// 64 lowercase hex digits back to 32 bytes.
-    init?(hexDigest text: String) {
-        guard text.utf8.count == 64 else { return nil }
-        var bytes: [UInt8] = []
-        var index = text.startIndex
-        while index < text.endIndex {
-            let next = text.index(index, offsetBy: 2)
-            guard let byte = UInt8(text[index..<next], radix: 16) else { return nil }
-            bytes.append(byte)
-            index = next
-        }
-        self.init(bytes)
     }
 }
