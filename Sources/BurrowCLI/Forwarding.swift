@@ -16,9 +16,13 @@ enum Forwarding {
     /// or nil when nothing answers on the socket (the caller then reports `busy`).
     static func forward(_ globals: GlobalOptions) async throws -> Int32? {
         let passphrase = try Passphrase.resolve(globals)
-        let args = Arguments.resolvingPaths(CommandContext.arguments, in: FileManager.default.currentDirectoryPath)
+        var args = Arguments.resolvingPaths(CommandContext.arguments, in: FileManager.default.currentDirectoryPath)
         // The node's stdin is not ours: what the command reads from stdin travels with it.
-        let stdin = Arguments.readsStdin(args) ? Array(FileHandle.standardInput.readDataToEndOfFile()) : nil
+        var stdin = Arguments.readsStdin(args) ? Array(FileHandle.standardInput.readDataToEndOfFile()) : nil
+        if stdin == nil, !args.contains("--backup-passphrase-file"), let secret = BackupPassphraseOptions.resolved {
+            args.append("--backup-passphrase-stdin")
+            stdin = secret
+        }
         let request = ControlRequest(args: args, passphrase: passphrase, stdin: stdin)
         let response: ControlResponse
         do {

@@ -36,23 +36,33 @@ enum Passphrase {
     /// `--key-password-file`, else `$BURROW_KEY_PASSWORD`, else a no-echo prompt on a TTY
     /// (twice when `confirm`), else `passphrase_required`. Never a command-line argument.
     static func keyPassword(file: String?, confirm: Bool) throws -> String {
+        try secret(file: file, environment: "BURROW_KEY_PASSWORD", prompt: "Key password: ", what: "key password",
+                   option: "--key-password-file", confirm: confirm)
+    }
+
+    /// A secret other than the store's passphrase (a key password, a backup's passphrase):
+    /// `file`, else the `environment` variable, else a no-echo prompt on a TTY (twice when
+    /// `confirm`), else `passphrase_required`. Non-empty UTF-8.
+    static func secret(file: String?, environment: String, prompt text: String, what: String, option: String, confirm: Bool) throws -> String {
         let bytes: [UInt8]
         if let file {
-            guard let data = FileManager.default.contents(atPath: file) else { throw CLIError(.invalid_input, "cannot read the key password file \(file)") }
+            guard let data = FileManager.default.contents(atPath: file) else { throw CLIError(.invalid_input, "cannot read the \(what) file \(file)") }
             bytes = stripOneNewline(Array(data))
-        } else if let env = ProcessInfo.processInfo.environment["BURROW_KEY_PASSWORD"] {
+        } else if let env = ProcessInfo.processInfo.environment[environment] {
             bytes = Array(env.utf8)
         } else {
             guard isatty(STDIN_FILENO) == 1 else {
-                throw CLIError(.passphrase_required, "no key password: use --key-password-file or BURROW_KEY_PASSWORD")
+                throw CLIError(.passphrase_required, "no \(what): use \(option) or \(environment)")
             }
-            bytes = try prompt("Key password: ")
-            if confirm, try prompt("Repeat key password: ") != bytes { throw CLIError(.invalid_input, "the key passwords differ") }
+            bytes = try prompt(text)
+            if confirm, try prompt("Repeat \(text.prefix(1).lowercased() + text.dropFirst())") != bytes {
+                throw CLIError(.invalid_input, "the \(what)s differ")
+            }
         }
-        guard !bytes.isEmpty, let text = String(validating: bytes, as: UTF8.self) else {
-            throw CLIError(.passphrase_required, "the key password is empty or not UTF-8")
+        guard !bytes.isEmpty, let result = String(validating: bytes, as: UTF8.self) else {
+            throw CLIError(.passphrase_required, "the \(what) is empty or not UTF-8")
         }
-        return text
+        return result
     }
 
     /// What the prompt returned in this process (one command), for the second use.
@@ -63,7 +73,7 @@ enum Passphrase {
         return bytes
     }
 
-    private static func stripOneNewline(_ bytes: [UInt8]) -> [UInt8] {
+    static func stripOneNewline(_ bytes: [UInt8]) -> [UInt8] {
         var b = bytes
         if b.last == UInt8(ascii: "\n") { b.removeLast() }
         if b.last == UInt8(ascii: "\r") { b.removeLast() }

@@ -20,6 +20,7 @@ extension BurrowNode {
         try await syncGiftWraps(timeout: timeout, report: &report)
         await directMessages.advanceDMs(timeout: timeout)
         try await groups.syncGroups(try readGroupIDs(), timeout: timeout, report: &report)
+        await groups.resumeRestoredGroups(timeout: timeout, report: &report)
         await groups.commitOwedProposals(groups.groupsOwingCommits(), timeout: timeout, report: &report)
         await gateway.flushOutbox(timeout: timeout)
         await fetchProfileNames(timeout: timeout)

@@ -134,6 +134,10 @@ public struct SyncReport: Sendable {
     public var updates: [NodeUpdate] = []
     /// `h` values of group events refused as older than the 45-day window.
     var tooOldGroups: Set<String> = []
+    /// `h` values of group events still held when a pass ended (a commit we never received).
+    var strandedGroups: Set<String> = []
+    /// Groups restored from a backup that this sync resumed, or asked to be re-added to.
+    public var restoredGroups: [RestoredGroupOutcome] = []
     /// Follow-up work the pipeline asked for (owed commits, intents to re-apply).
     var effects: [GroupPipeline.Effect] = []
     /// Gift wraps to us processed in this batch (any outcome): deleted from our mailbox.

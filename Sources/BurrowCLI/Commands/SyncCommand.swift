@@ -11,8 +11,16 @@ struct SyncCommand: BurrowCommand {
             try await WaitIndicator.whileWaiting(for: "the relays", json: globals.json) { try await node.sync(timeout: globals.timeoutDuration) }
         }
         var human = "processed \(report.processed) events, \(report.messages) new messages"
+        for restored in report.restoredGroups { human += "\n  restored group \(restored.name): \(restored.stage.rawValue), \(restored.detail)" }
         for issue in report.errors { human += "\n  skipped \(issue.eventID): \(issue.reason)" }
-        return CommandOutput(fields: [("processed", .int(report.processed)), ("messages", .int(report.messages)),
-                                      ("errors", .array(report.errors.map(MarmotOutput.issue)))], human: human)
+        var fields: [(String, JSONOutput)] = [("processed", .int(report.processed)), ("messages", .int(report.messages)),
+                                              ("errors", .array(report.errors.map(MarmotOutput.issue)))]
+        if !report.restoredGroups.isEmpty {
+            fields.append(("restored_groups", .array(report.restoredGroups.map {
+                .object([("group", .string($0.group)), ("name", .string($0.name)), ("stage", .string($0.stage.rawValue)),
+                         ("detail", .string($0.detail))])
+            })))
+        }
+        return CommandOutput(fields: fields, human: human)
     }
 }

@@ -359,6 +359,22 @@ public struct MarmotGroup: Sendable {
         return try commit(now: now, using: &rng) { group, rng in try group.commit(removing: leaves, storedProposals: .none, using: &rng) }
     }
 
+    /// Our identity's other leaves: a device of ours that a restore replaced (issue 25).
+    public var staleOwnLeaves: [LeafIndex] {
+        guard let own = ownIdentity else { return [] }
+        return mls.members.filter { $0.identity == own.bytes && $0.leafIndex != mls.ownLeafIndex }.map(\.leafIndex)
+    }
+
+    /// Removes `staleOwnLeaves` (admins only): after a restored node was re-added, the leaf
+    /// of the backup's device must go, or two leaves would speak for one person.
+    public mutating func removeStaleOwnLeaves(committer: PublicKey, now: Int64,
+                                              using rng: inout some RandomNumberGenerator) throws -> PendingCommitEvent {
+        try requireAdmin(committer)
+        let leaves = staleOwnLeaves
+        guard !leaves.isEmpty else { throw MarmotError.notAMember("a second leaf of ours") }
+        return try commit(now: now, using: &rng) { group, rng in try group.commit(removing: leaves, storedProposals: .none, using: &rng) }
+    }
+
     /// Replaces the Nostr Group Data (rename, description, admins, relays), keeping the
     /// RequiredCapabilities (admins only; never zero admins, every admin a member).
     public mutating func updateData(_ newData: NostrGroupData, committer: PublicKey, now: Int64,

@@ -1,3 +1,4 @@
+import Backup
 import MLS
 import Marmot
 import Mesh
@@ -22,6 +23,7 @@ public struct BurrowFailure: Error, Equatable, Sendable, CustomStringConvertible
         case too_many_attempts, invite_closed, invite_busy, key_package_invalid, join_refused, join_failed
         case unknown_request
         case web_port_in_use, web_unavailable
+        case backup_corrupt, backup_unsupported, locked
     }
 
     public let code: Code
@@ -62,6 +64,13 @@ public struct BurrowFailure: Error, Equatable, Sendable, CustomStringConvertible
         case let error as BurrowFailure: return error
         case let error as any BurrowFailureConvertible: return error.failure
         case let error as StoreError: return store(error)
+        case let error as BackupError:
+            switch error {
+            case .corrupt: return BurrowFailure(.backup_corrupt, error.description)
+            case .wrongPassphrase: return BurrowFailure(.wrong_passphrase, error.description)
+            case .unsupported: return BurrowFailure(.backup_unsupported, error.description)
+            case .cryptoFailed: return BurrowFailure(.internal, error.description)
+            }
         case let error as NodeError: return node(error)
         case let error as MeshNodeError: return mesh(error)
         case let error as JoinRequestFailure:

@@ -23,7 +23,7 @@ extension GroupService {
     /// for group `groupID` (MLS group id, hex) carrying it to `inviter`: on the inviter's inbox
     /// relays (kind 10050), `extraRelays` (an invite link's relay) and ours.
     public func requestToJoin(groupID: String, inviter: PublicKey, name: String?, extraRelays: [String] = [],
-                              timeout: Duration) async throws -> JoinRequestSent {
+                              timeout: Duration, rejoining: Bool = false) async throws -> JoinRequestSent {
         let hex = groupID.lowercased()
         guard !hex.isEmpty, let groupBytes = try? Hex.decode(hex), !groupBytes.isEmpty else {
             throw NodeError.invalidInput("not an MLS group id (hex): \(groupID)")
@@ -34,7 +34,8 @@ extension GroupService {
                 throw NodeError.invalidInput("--name must be 1 to \(Self.joinRequestNameLimit) bytes of UTF-8")
             }
         }
-        if let row = try store.transaction({ try $0.groups.get(mlsGroupID: groupBytes) }), row.state.isReadable {
+        // A restored node whose relays lost the group's history asks again for a group it holds.
+        if !rejoining, let row = try store.transaction({ try $0.groups.get(mlsGroupID: groupBytes) }), row.state.isReadable {
             throw NodeError.invalidInput("we are already a member of group \(hex)")
         }
         let extras = try extraRelays.map { try BurrowNode.relayURL($0).string }

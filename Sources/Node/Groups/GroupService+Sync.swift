@@ -194,6 +194,7 @@ extension GroupService {
                     if preJoin.contains(event.id) {
                         _ = try? store.transaction { try $0.processedEvents.mark(eventID: event.id.bytes, outcome: "sent before we joined") }
                     } else {
+                        if let h = BurrowNode.hTag(event) { report.strandedGroups.insert(h) }
                         report.fail(event.id, "held: \(lastHold[event.id.hex] ?? "cannot be placed yet")")
                     }
                 }

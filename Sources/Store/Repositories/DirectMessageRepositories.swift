@@ -125,6 +125,11 @@ public struct DMMessageRepository {
         return try transaction.connection().query(sql, values, row: Self.row).reversed()
     }
 
+    /// Every message of every conversation, oldest first (a backup's copy).
+    public func all() throws -> [StoredDM] {
+        try transaction.connection().query(Self.select + " ORDER BY sent_at, received_at", [], row: Self.row)
+    }
+
     /// Outgoing messages still waiting for a session (their frames are not made yet).
     public func queued(contact: [UInt8]) throws -> [StoredDM] {
         try transaction.connection().query(
