@@ -19,9 +19,9 @@ enum Forwarding {
         var args = Arguments.resolvingPaths(CommandContext.arguments, in: FileManager.default.currentDirectoryPath)
         // The node's stdin is not ours: what the command reads from stdin travels with it.
         var stdin = Arguments.readsStdin(args) ? Array(FileHandle.standardInput.readDataToEndOfFile()) : nil
-        if stdin == nil, !args.contains("--backup-passphrase-file"), let secret = BackupPassphraseOptions.resolved {
-            args.append("--backup-passphrase-stdin")
-            stdin = secret
+        if stdin == nil, let secret = ForwardedSecret.resolved {
+            args.append(secret.flag)
+            stdin = secret.bytes
         }
         let request = ControlRequest(args: args, passphrase: passphrase, stdin: stdin)
         let response: ControlResponse
@@ -85,5 +85,19 @@ enum Forwarding {
         }
         let (out, err) = buffer.contents
         return ControlResponse(exitCode: status, stdout: out, stderr: err)
+    }
+}
+
+/// A secret a command resolved in this process from the environment or the terminal (a
+/// backup's passphrase, a new store passphrase): the running node sees neither, so when the
+/// command is handed to `burrow run` the secret travels on the forwarded stdin, behind the
+/// command's `--…-stdin` flag.
+enum ForwardedSecret {
+    nonisolated(unsafe) private(set) static var resolved: (flag: String, bytes: [UInt8])?
+
+    static func remember(_ bytes: [UInt8], flag: String) {
+        // Inside `burrow run` a forwarded command's secret came on its stdin already.
+        guard Console.capture == nil else { return }
+        resolved = (flag, bytes)
     }
 }

@@ -36,7 +36,7 @@ enum Arguments {
     /// Options whose value is the next argument.
     static let valued: Set<String> = ["--home", "--timeout", "--passphrase-file"]
     /// Options naming a file the command writes or reads (resolved before forwarding).
-    static let pathValued: Set<String> = ["--svg", "--gpx", "--backup-passphrase-file"]
+    static let pathValued: Set<String> = ["--svg", "--gpx", "--backup-passphrase-file", "--new-passphrase-file"]
 
     /// `args` with every path option made absolute against `directory`: a command forwarded to
     /// `burrow run` works in run's directory, and "rel.svg" must mean the caller's (issue 22).
@@ -118,7 +118,7 @@ enum Arguments {
     /// Only for these does a forwarding process pass its stdin on (reading it otherwise could
     /// wait forever on an open pipe).
     static func readsStdin(_ args: [String]) -> Bool {
-        if args.contains("--code-stdin") || args.contains("--backup-passphrase-stdin") { return true }
+        if args.contains("--code-stdin") || args.contains("--backup-passphrase-stdin") || args.contains("--new-passphrase-stdin") { return true }
         guard let contact = args.firstIndex(of: "contact"), args.count > contact + 2, args[contact + 1] == "add" else { return false }
         return args[(contact + 2)...].contains("-")
     }

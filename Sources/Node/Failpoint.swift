@@ -24,6 +24,12 @@ enum Failpoint: String, CaseIterable {
     case dmPublished = "dm.published"
     /// A received frame's state, message and processed mark are committed.
     case dmReceived = "dm.received"
+    /// Passphrase change (`BurrowStore.changePassphrase`): the re-encrypted copy is synced.
+    case passphraseCopied = "passphrase.copied"
+    /// The header names the pending change.
+    case passphrasePending = "passphrase.pending"
+    /// The copy replaced the database; the header still names the change as pending.
+    case passphraseSwapped = "passphrase.swapped"
 
     fileprivate struct Armed {
         let name: String

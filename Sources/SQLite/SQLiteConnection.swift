@@ -63,6 +63,15 @@ public final class SQLiteConnection {
         guard rc == SQLITE_OK else { throw mapError(SQLiteConnection.failure(code: rc, handle: db)) }
     }
 
+    /// Attaches the database at `path` as `schema` under its own raw SQLCipher key (`x'<hex>'`),
+    /// bound as a parameter so the key is in no SQL text.
+    public func attach(path: String, as schema: String, keyLiteral: UnsafeRawBufferPointer) throws {
+        let stmt = try prepare("ATTACH DATABASE ? AS \(schema) KEY ?")
+        try stmt.bind(.text(path), at: 1)
+        try stmt.bindTransient(keyLiteral, at: 2)
+        while try stmt.step() {}
+    }
+
     /// Runs one or more statements that take no parameters (schema, pragmas, BEGIN/COMMIT).
     public func exec(_ sql: String) throws {
         let db = try open()

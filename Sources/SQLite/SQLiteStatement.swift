@@ -45,6 +45,13 @@ public final class SQLiteStatement {
         guard rc == SQLITE_OK else { throw connection.mapError(SQLiteConnection.failure(code: rc, handle: connection.handle)) }
     }
 
+    /// Binds bytes SQLite copies at once (a key literal held in wiped memory: no Swift copy).
+    public func bindTransient(_ bytes: UnsafeRawBufferPointer, at index: Int32) throws {
+        guard let base = bytes.baseAddress, bytes.count <= Int32.max else { throw connection.mapError(.tooLarge("blob value too large")) }
+        let rc = sqlite3_bind_blob(handle, index, base, Int32(bytes.count), csqlcipher_transient())
+        guard rc == SQLITE_OK else { throw connection.mapError(SQLiteConnection.failure(code: rc, handle: connection.handle)) }
+    }
+
     public func bind(_ value: Int64, at index: Int32) throws { try bind(.integer(value), at: index) }
     public func bind(_ value: String, at index: Int32) throws { try bind(.text(value), at: index) }
     public func bind(_ value: [UInt8], at index: Int32) throws { try bind(.blob(value), at: index) }

@@ -12,17 +12,22 @@ import SQLite
 public final class BurrowStore: @unchecked Sendable {
     /// The home directory this store owns.
     public let home: URL
-    /// The Argon2id parameters the store was created with (not secret).
-    public let kdfParameters: StoreKDFParameters
+    /// The Argon2id parameters of the store's current passphrase (not secret).
+    public var kdfParameters: StoreKDFParameters {
+        mutex.lock()
+        defer { mutex.unlock() }
+        return header.kdf
+    }
 
     private let mutex = NSRecursiveLock()
     private var connection: SQLiteConnection?
     private var homeLock: HomeLock?
     private var inTransaction = false
+    private var header: StoreHeader
 
-    private init(home: URL, kdfParameters: StoreKDFParameters, connection: SQLiteConnection, homeLock: HomeLock) {
+    private init(home: URL, header: StoreHeader, connection: SQLiteConnection, homeLock: HomeLock) {
         self.home = home
-        self.kdfParameters = kdfParameters
+        self.header = header
         self.connection = connection
         self.homeLock = homeLock
     }
@@ -58,6 +63,12 @@ public final class BurrowStore: @unchecked Sendable {
     /// Throws `alreadyInitialized` if the home holds a store, `busy` if another process owns it,
     /// `invalidKDFMemory` unless `kdfMemoryMiB` is in 8...4096.
     public static func create(home: URL, passphrase: [UInt8], kdfMemoryMiB: Int = StoreKDFParameters.defaultMemoryMiB) throws -> BurrowStore {
+        try create(home: home, passphrase: passphrase, kdfMemoryMiB: kdfMemoryMiB, passes: StoreKDFParameters.defaultPasses,
+                   policy: StoreHeader.currentPolicy)
+    }
+
+    /// `create` with explicit passes and policy: tests make an earlier policy's store with it.
+    static func create(home: URL, passphrase: [UInt8], kdfMemoryMiB: Int, passes: Int, policy: Int) throws -> BurrowStore {
         guard (StoreKDFParameters.minimumMemoryMiB...StoreKDFParameters.maximumMemoryMiB).contains(kdfMemoryMiB) else {
             throw StoreError.invalidKDFMemory(mib: kdfMemoryMiB)
         }
@@ -68,16 +79,16 @@ public final class BurrowStore: @unchecked Sendable {
         guard !StoreHome.fileExists(files.headerPath) else { throw StoreError.alreadyInitialized }
         files.removeIncompleteStore()
 
-        let parameters = try StoreKDFParameters.fresh(memoryMiB: kdfMemoryMiB)
+        let parameters = try StoreKDFParameters.fresh(memoryMiB: kdfMemoryMiB, passes: passes)
         let key = try StoreKey(passphrase: passphrase, parameters: parameters)
-        let header = StoreHeader(kdf: parameters, keyCheck: key.checkValue(), cipherPageSize: cipherPageSize)
+        let header = StoreHeader(kdf: parameters, keyCheck: key.checkValue(), cipherPageSize: cipherPageSize, policy: policy)
         do {
             try files.createEmptyDatabaseFile()
             let connection = try SQLiteConnection(path: files.databasePath, options: .init(create: true), mapError: StoreError.init(sqlite:))
             try configure(connection, key: key, pageSize: header.cipherPageSize)
             try Schema.migrate(connection)
             try files.writeHeader(try header.encoded())
-            return BurrowStore(home: files.directory, kdfParameters: parameters, connection: connection, homeLock: lock)
+            return BurrowStore(home: files.directory, header: header, connection: connection, homeLock: lock)
         } catch {
             files.removeIncompleteStore()
             throw error
@@ -92,7 +103,7 @@ public final class BurrowStore: @unchecked Sendable {
         guard files.directoryExists else { throw StoreError.notInitialized }
         guard StoreHome.fileExists(files.headerPath) else { throw StoreError.notInitialized }
         let lock = try HomeLock(path: files.lockPath)
-        let (header, key) = try checkedKey(files, passphrase: passphrase)
+        let (header, key) = try settledKey(files, passphrase: passphrase)
 
         // From here on the key is right: anything SQLite cannot read is damage.
         guard let size = files.databaseSize() else { throw StoreError.storeCorrupt("the database file is missing") }
@@ -103,7 +114,65 @@ public final class BurrowStore: @unchecked Sendable {
         guard version > 0 else { throw StoreError.storeCorrupt("the database has no schema") }
         guard version <= Schema.latestVersion else { throw StoreError.unsupportedSchemaVersion(version) }
         try Schema.migrate(connection)
-        return BurrowStore(home: files.directory, kdfParameters: header.kdf, connection: connection, homeLock: lock)
+        let store = BurrowStore(home: files.directory, header: header, connection: connection, homeLock: lock)
+        if header.policy < StoreHeader.currentPolicy {
+            // Parameters an earlier policy allowed are raised now that we know the passphrase.
+            let upgraded = max(header.kdf.memoryMiB, StoreKDFParameters.defaultMemoryMiB)
+            try store.changePassphrase(to: passphrase, kdfMemoryMiB: upgraded)
+        }
+        return store
+    }
+
+    /// The header and key `passphrase` opens, after settling a passphrase change a crash cut
+    /// short (the header names a pending change):
+    /// - the re-encrypted copy is still beside the database: the new passphrase finishes the
+    ///   change (the copy replaces the database), the old one abandons it (the copy goes);
+    /// - the copy already replaced the database: only the new passphrase opens it.
+    /// A copy without a pending header is an export that never got that far: it goes.
+    private static func settledKey(_ files: StoreHome, passphrase: [UInt8]) throws -> (StoreHeader, StoreKey) {
+        guard let headerData = try files.readHeader() else { throw StoreError.notInitialized }
+        var header = try StoreHeader.decode(headerData)
+        let current = try StoreKey(passphrase: passphrase, parameters: header.kdf)
+        let opensCurrent = current.matches(checkValue: header.keyCheck)
+        guard let pending = header.pending else {
+            guard opensCurrent else { throw StoreError.wrongPassphrase }
+            if StoreHome.fileExists(files.rekeyPath) { unlink(files.rekeyPath) }
+            return (header, current)
+        }
+        let next = try StoreKey(passphrase: passphrase, parameters: pending.kdf)
+        let opensNext = next.matches(checkValue: pending.keyCheck)
+        guard opensCurrent || opensNext else { throw StoreError.wrongPassphrase }
+        let copyWaiting = StoreHome.fileExists(files.rekeyPath)
+        if copyWaiting && opensNext {
+            try installRekeyedCopy(files)
+        } else if copyWaiting {
+            unlink(files.rekeyPath)
+            files.syncDirectory()
+            header.pending = nil
+            try files.writeHeader(try header.encoded())
+            return (header, current)
+        } else if !opensNext {
+            throw StoreError.passphraseChangedMeanwhile
+        }
+        header = StoreHeader(kdf: pending.kdf, keyCheck: pending.keyCheck, cipherPageSize: header.cipherPageSize,
+                             policy: StoreHeader.currentPolicy)
+        try files.writeHeader(try header.encoded())
+        return (header, next)
+    }
+
+    /// Moves the re-encrypted copy over the database. The old database's write-ahead log was
+    /// checkpointed and truncated before the copy was made; a log with frames in it would
+    /// belong to the old key, so it stops the swap rather than be applied to the new file.
+    private static func installRekeyedCopy(_ files: StoreHome) throws {
+        let log = files.databaseCompanionPaths[0]
+        if let size = StoreHome.size(log), size > 0 {
+            throw StoreError.storeCorrupt("the write-ahead log holds changes made during a passphrase change")
+        }
+        for companion in files.databaseCompanionPaths { unlink(companion) }
+        guard rename(files.rekeyPath, files.databasePath) == 0 else {
+            throw StoreError.io(operation: "installing the re-encrypted database", errno: errno)
+        }
+        files.syncDirectory()
     }
 
     /// Checks `passphrase` against the home's key-check value exactly as `open` does, without
@@ -143,6 +212,84 @@ public final class BurrowStore: @unchecked Sendable {
             PRAGMA temp_store = MEMORY;
             """)
         sqlite3_busy_timeout(connection.handle, 5000)
+    }
+
+    /// Where a passphrase change stands, for the crash tests' failpoints.
+    public enum PassphraseChangeStage: String, Sendable {
+        /// The re-encrypted copy is written and synced beside the database.
+        case copied
+        /// The header names the pending change.
+        case pending
+        /// The copy replaced the database.
+        case swapped
+    }
+
+    /// Re-encrypts the store under `newPassphrase` (fresh salt; Argon2id memory `kdfMemoryMiB`,
+    /// default the current one; the current policy's passes) so that a crash at any point
+    /// leaves the old or the new passphrase opening it, with nothing lost:
+    /// 1. the WAL is checkpointed and the database exported (`sqlcipher_export`) under the new
+    ///    key to `store.db.next`, synced;
+    /// 2. the header records the pending change (atomic rename);
+    /// 3. the connection closes and the copy is renamed over the database;
+    /// 4. the header names only the new parameters; the connection reopens under the new key.
+    /// `open` settles a change cut short between 2 and 4 (`settledKey`).
+    public func changePassphrase(to newPassphrase: [UInt8], kdfMemoryMiB: Int? = nil,
+                                 stage: (PassphraseChangeStage) -> Void = { _ in }) throws {
+        guard !newPassphrase.isEmpty else { throw StoreError.invalidInput("the passphrase is empty") }
+        mutex.lock()
+        defer { mutex.unlock() }
+        guard let old = connection else { throw StoreError.misuse("the store is closed") }
+        guard !inTransaction else { throw StoreError.misuse("a transaction is open on this store") }
+        let files = StoreHome(home)
+        let parameters = try StoreKDFParameters.fresh(memoryMiB: kdfMemoryMiB ?? header.kdf.memoryMiB,
+                                                      passes: max(header.kdf.passes, StoreKDFParameters.defaultPasses))
+        let key = try StoreKey(passphrase: newPassphrase, parameters: parameters)
+        let version = try Schema.currentVersion(old)
+
+        // 1. The copy.
+        unlink(files.rekeyPath)
+        do {
+            // The connection may not create files: the copy starts as an empty 0600 file.
+            try files.createEmptyFile(files.rekeyPath)
+            _ = try old.query("PRAGMA wal_checkpoint(TRUNCATE)") { $0.int(0) }
+            try key.withKeyLiteral { try old.attach(path: files.rekeyPath, as: "rekeyed", keyLiteral: $0) }
+            defer { try? old.exec("DETACH DATABASE rekeyed") }
+            try old.exec("PRAGMA rekeyed.cipher_page_size = \(header.cipherPageSize)")
+            _ = try old.query("SELECT sqlcipher_export('rekeyed')") { _ in 0 }
+            try old.exec("PRAGMA rekeyed.user_version = \(version)")
+        } catch {
+            unlink(files.rekeyPath)
+            throw error
+        }
+        try StoreHome.sync(files.rekeyPath)
+        stage(.copied)
+
+        // 2. The pending header.
+        var next = header
+        next.pending = StoreHeader.Pending(kdf: parameters, keyCheck: key.checkValue())
+        try files.writeHeader(try next.encoded())
+        stage(.pending)
+
+        // 3. The swap.
+        old.close()
+        connection = nil
+        // A failure here leaves the store closed with the change pending: the next open settles
+        // it with either passphrase, as after a crash.
+        try Self.installRekeyedCopy(files)
+        stage(.swapped)
+
+        // 4. The final header and the new connection.
+        let settled = StoreHeader(kdf: parameters, keyCheck: key.checkValue(), cipherPageSize: header.cipherPageSize,
+                                  policy: StoreHeader.currentPolicy)
+        try files.writeHeader(try settled.encoded())
+        header = settled
+        connection = try Self.reopen(files, key: key, header: settled)
+    }
+
+    private static func reopen(_ files: StoreHome, key: StoreKey, header: StoreHeader) throws -> SQLiteConnection {
+        let connection = try SQLiteConnection(path: files.databasePath, options: .init(create: false), mapError: StoreError.init(sqlite:))
+        try configure(connection, key: key, pageSize: header.cipherPageSize)
+        return connection
     }
 
     /// Closes the database (checkpointing the WAL) and releases the home. Idempotent.

@@ -19,6 +19,9 @@ public enum StoreError: Error, Equatable, Sendable {
     /// An SQLite failure that is neither corruption nor a wrong key (disk full, I/O error,
     /// a constraint our SQL violated). `message` is SQLite's text, which never holds bound values.
     case sqlite(code: Int32, message: String)
+    /// A passphrase change was cut short after the database moved to the new passphrase, and
+    /// the old one was given (`wrong_passphrase`: the new passphrase opens the store).
+    case passphraseChangedMeanwhile
     /// The Argon2id memory cost is outside what a store accepts (`invalid_input`).
     case invalidKDFMemory(mib: Int)
     /// A value handed to a repository does not fit the schema (`invalid_input`),
@@ -41,6 +44,8 @@ extension StoreError: CustomStringConvertible {
         case .notInitialized: return "no store in this home (run init first)"
         case .alreadyInitialized: return "a store already exists in this home"
         case .wrongPassphrase: return "wrong passphrase"
+        case .passphraseChangedMeanwhile:
+            return "wrong passphrase: a passphrase change was interrupted after the store moved to the new passphrase; use the new one"
         case .storeCorrupt(let what): return "the store is damaged: \(what)"
         case .busy: return "another process is using this home"
         case .sqlite(let code, let message): return "database error \(code): \(message)"

@@ -10,11 +10,26 @@ struct StoreHeader: Equatable {
     /// A header is a few hundred bytes; anything far larger is not ours.
     static let maximumSize = 64 * 1024
 
+    /// The Argon2id policy Burrow writes now. Policy 1 (earlier stores, no field) allowed fewer
+    /// than 3 passes and less than 64 MiB by default; such parameters are raised at the next
+    /// successful unlock (`BurrowStore.open`), as the design's PBKDF2 v1→v2 migration does.
+    static let currentPolicy = 2
+
     var kdf: StoreKDFParameters
     var keyCheck: [UInt8]
     /// SQLCipher's page size for this store; recorded so a later SQLCipher with other defaults
     /// still opens it.
     var cipherPageSize: Int
+    var policy: Int = StoreHeader.currentPolicy
+    /// A passphrase change under way (`BurrowStore.changePassphrase`): the new parameters and
+    /// check value, recorded before the database is swapped so a crash at any point is settled
+    /// at the next open with whichever passphrase the database is under.
+    var pending: Pending?
+
+    struct Pending: Equatable {
+        var kdf: StoreKDFParameters
+        var keyCheck: [UInt8]
+    }
 
     /// The on-disk JSON shape.
     private struct Wire: Codable {
@@ -23,20 +38,30 @@ struct StoreHeader: Equatable {
         var kdf: KDF
         var key_check: String
         var cipher_page_size: Int
+        var pending: PendingWire?
 
         struct KDF: Codable {
             var algorithm: String
             var memory_mib: Int
             var passes: Int
             var salt: String
+            var policy: Int?
+        }
+
+        struct PendingWire: Codable {
+            var kdf: KDF
+            var key_check: String
         }
     }
 
     func encoded() throws -> Data {
+        func wireKDF(_ k: StoreKDFParameters, policy: Int) -> Wire.KDF {
+            .init(algorithm: Self.kdfAlgorithm, memory_mib: k.memoryMiB, passes: k.passes, salt: Sodium.hex(k.salt), policy: policy)
+        }
         let wire = Wire(
-            format: Self.format, version: Self.version,
-            kdf: .init(algorithm: Self.kdfAlgorithm, memory_mib: kdf.memoryMiB, passes: kdf.passes, salt: Sodium.hex(kdf.salt)),
-            key_check: Sodium.hex(keyCheck), cipher_page_size: cipherPageSize)
+            format: Self.format, version: Self.version, kdf: wireKDF(kdf, policy: policy),
+            key_check: Sodium.hex(keyCheck), cipher_page_size: cipherPageSize,
+            pending: pending.map { .init(kdf: wireKDF($0.kdf, policy: Self.currentPolicy), key_check: Sodium.hex($0.keyCheck)) })
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
         do {
@@ -56,12 +81,21 @@ struct StoreHeader: Equatable {
         guard wire.version == version else {
             throw StoreError.storeCorrupt("the store header has unknown version \(wire.version)")
         }
-        guard let salt = Sodium.unhex(wire.kdf.salt, expectedCount: StoreKDFParameters.saltCount),
-              let check = Sodium.unhex(wire.key_check, expectedCount: 32),
-              let kdf = try? StoreKDFParameters(memoryMiB: wire.kdf.memory_mib, passes: wire.kdf.passes, salt: salt),
-              StoreHeader.allowedPageSizes.contains(wire.cipher_page_size)
+        func parameters(_ k: Wire.KDF, check checkHex: String) -> (StoreKDFParameters, [UInt8])? {
+            guard k.algorithm == kdfAlgorithm, let salt = Sodium.unhex(k.salt, expectedCount: StoreKDFParameters.saltCount),
+                  let check = Sodium.unhex(checkHex, expectedCount: 32),
+                  let kdf = try? StoreKDFParameters(memoryMiB: k.memory_mib, passes: k.passes, salt: salt) else { return nil }
+            return (kdf, check)
+        }
+        guard let (kdf, check) = parameters(wire.kdf, check: wire.key_check), StoreHeader.allowedPageSizes.contains(wire.cipher_page_size),
+              (1...currentPolicy).contains(wire.kdf.policy ?? 1)
         else { throw corrupt }
-        return StoreHeader(kdf: kdf, keyCheck: check, cipherPageSize: wire.cipher_page_size)
+        var header = StoreHeader(kdf: kdf, keyCheck: check, cipherPageSize: wire.cipher_page_size, policy: wire.kdf.policy ?? 1)
+        if let pending = wire.pending {
+            guard let (pendingKDF, pendingCheck) = parameters(pending.kdf, check: pending.key_check) else { throw corrupt }
+            header.pending = Pending(kdf: pendingKDF, keyCheck: pendingCheck)
+        }
+        return header
     }
 
     static let allowedPageSizes: Set<Int> = [1024, 2048, 4096, 8192, 16384, 32768, 65536]

@@ -12,6 +12,8 @@ struct StoreHome {
     var headerTempPath: String { path("store.header.tmp") }
     var databasePath: String { path("store.db") }
     var lockPath: String { path("store.lock") }
+    /// The database re-encrypted under a new passphrase, before it replaces `store.db`.
+    var rekeyPath: String { path("store.db.next") }
     /// SQLite's companions of the database in WAL mode (and a rollback journal, should one appear).
     var databaseCompanionPaths: [String] { ["-wal", "-shm", "-journal"].map { databasePath + $0 } }
 
@@ -44,8 +46,11 @@ struct StoreHome {
 
     /// Creates an empty database file with mode 0600 so SQLite's -wal and -shm, which copy the
     /// database's mode, are 0600 too.
-    func createEmptyDatabaseFile() throws {
-        let fd = open(databasePath, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
+    func createEmptyDatabaseFile() throws { try createEmptyFile(databasePath) }
+
+    /// An empty file with mode 0600 (a database SQLite fills in).
+    func createEmptyFile(_ path: String) throws {
+        let fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
         guard fd >= 0 else { throw StoreError.io(operation: "creating the database file", errno: errno) }
         defer { close(fd) }
         guard fchmod(fd, 0o600) == 0 else { throw StoreError.io(operation: "setting the database file mode", errno: errno) }
@@ -113,11 +118,26 @@ struct StoreHome {
     /// Removes what an interrupted `create` may have left: a database without a header can
     /// never be opened (its random salt was never recorded), so it holds nothing recoverable.
     func removeIncompleteStore() {
-        for p in [databasePath] + databaseCompanionPaths + [headerTempPath] { unlink(p) }
+        for p in [databasePath] + databaseCompanionPaths + [headerTempPath, rekeyPath] { unlink(p) }
         syncDirectory()
     }
 
-    private func syncDirectory() {
+    /// Size of a file, or nil if it is missing.
+    static func size(_ path: String) -> Int64? {
+        var st = stat()
+        guard stat(path, &st) == 0 else { return nil }
+        return Int64(st.st_size)
+    }
+
+    /// fsync of a file by path (the re-encrypted database before it is renamed into place).
+    static func sync(_ path: String) throws {
+        let fd = open(path, O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else { throw StoreError.io(operation: "opening \(URL(fileURLWithPath: path).lastPathComponent)", errno: errno) }
+        defer { close(fd) }
+        guard fsync(fd) == 0 else { throw StoreError.io(operation: "syncing \(URL(fileURLWithPath: path).lastPathComponent)", errno: errno) }
+    }
+
+    func syncDirectory() {
         let fd = open(directory.path, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
         guard fd >= 0 else { return }
         _ = fsync(fd)

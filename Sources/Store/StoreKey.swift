@@ -34,13 +34,13 @@ public struct StoreKDFParameters: Equatable, Sendable {
     }
 
     /// Fresh parameters with a random salt from libsodium's CSPRNG.
-    static func fresh(memoryMiB: Int) throws -> StoreKDFParameters {
+    static func fresh(memoryMiB: Int, passes: Int = defaultPasses) throws -> StoreKDFParameters {
         guard Sodium.isReady else { throw StoreError.keyDerivationFailed }
         var salt = [UInt8](repeating: 0, count: saltCount)
         salt.withUnsafeMutableBytes { buf in
             if let base = buf.baseAddress { randombytes_buf(base, buf.count) }
         }
-        return try StoreKDFParameters(memoryMiB: memoryMiB, salt: salt)
+        return try StoreKDFParameters(memoryMiB: memoryMiB, passes: passes, salt: salt)
     }
 }
 

@@ -20,6 +20,7 @@ func code(_ error: Error) -> String {
     case .notInitialized: return "notInitialized"
     case .alreadyInitialized: return "alreadyInitialized"
     case .wrongPassphrase: return "wrongPassphrase"
+    case .passphraseChangedMeanwhile: return "passphraseChangedMeanwhile"
     case .storeCorrupt: return "storeCorrupt"
     case .busy: return "busy"
     case .sqlite: return "sqlite"

@@ -21,13 +21,9 @@ struct BackupPassphraseOptions: ParsableArguments {
     @Flag(name: .customLong("backup-passphrase-stdin"), help: "Read the backup's passphrase from standard input.")
     var stdin = false
 
-    /// What this process resolved, for a command handed to `burrow run`: the running node cannot
-    /// see our environment or terminal, so the passphrase travels on the forwarded stdin.
-    nonisolated(unsafe) static var resolved: [UInt8]?
-
     func resolve(confirm: Bool) throws -> [UInt8] {
         let bytes = try read(confirm: confirm)
-        if Console.capture == nil { Self.resolved = bytes }
+        if file == nil { ForwardedSecret.remember(bytes, flag: "--backup-passphrase-stdin") }
         return bytes
     }
 

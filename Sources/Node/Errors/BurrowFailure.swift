@@ -100,7 +100,7 @@ public struct BurrowFailure: Error, Equatable, Sendable, CustomStringConvertible
         switch error {
         case .notInitialized: return BurrowFailure(.not_initialized, "\(error)")
         case .alreadyInitialized: return BurrowFailure(.already_initialized, "\(error)")
-        case .wrongPassphrase: return BurrowFailure(.wrong_passphrase, "\(error)")
+        case .wrongPassphrase, .passphraseChangedMeanwhile: return BurrowFailure(.wrong_passphrase, "\(error)")
         case .storeCorrupt: return BurrowFailure(.store_corrupt, "\(error)")
         case .busy: return BurrowFailure(.busy, "\(error)")
         case .invalidKDFMemory, .invalidInput: return BurrowFailure(.invalid_input, "\(error)")
