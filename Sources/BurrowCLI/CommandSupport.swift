@@ -107,6 +107,8 @@ enum Console {
     @TaskLocal static var capture: OutputBuffer?
     /// A forwarded command's stdin, read by the process that forwarded it.
     @TaskLocal static var forwardedStdin: [UInt8]?
+    /// The store passphrase a forwarded command came with (checked before it ran): `unlock`'s key.
+    @TaskLocal static var forwardedPassphrase: [UInt8]?
 
     /// A line of output that must reach the user now, not when the command ends (a nearby
     /// invite's code): straight to stdout, or to a forwarded command's caller as progress.

@@ -72,8 +72,16 @@ enum Forwarding {
                 Console.report(CLIError(.busy, "`burrow run` owns this home; this command cannot run inside it"), json: json)
                 return 1
             }
+            // A locked node answers only `unlock` and `lock`: everything else needs its keys.
+            if node.isLocked, !(command is UnlockCommand), !(command is LockCommand) {
+                Console.report(CLIError.from(StoreError.locked), json: json)
+                return 1
+            }
+            node.touch()
             do {
-                try await ServingNode.$current.withValue(node) { try await command.runAsync() }
+                try await ServingNode.$current.withValue(node) {
+                    try await Console.$forwardedPassphrase.withValue(request.passphrase) { try await command.runAsync() }
+                }
                 return 0
             } catch let exit as ExitCode {
                 return exit.rawValue

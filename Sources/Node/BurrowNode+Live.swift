@@ -14,6 +14,8 @@ public struct LiveOptions: Sendable {
     public var maintenanceInterval: Duration
     /// How often the subscription is checked against the groups we read.
     public var refreshInterval: Duration
+    /// Lock after this long without a command or a page action (`run --lock-after`).
+    public var lockAfter: Duration?
 
     public init(timeout: Duration, selfUpdatePeriod: Int64 = BurrowNode.defaultSelfUpdatePeriod,
                 maintenanceInterval: Duration = .seconds(60), refreshInterval: Duration = .seconds(2)) {
@@ -38,8 +40,11 @@ extension BurrowNode {
     /// pool's frame limit) hold at most 64 MiB; gift wraps are taken in batches of 256.
     static let relayInboxCapacity = 1_024
     static let giftWrapBatch = 256
+    /// Units taken from an inbox just as the node locked, kept for the unlock (each at most a
+    /// gift-wrap batch).
+    static let lockedHeldUnits = 16
 
-    private enum LiveInput: Sendable {
+    private enum LiveInput: Sendable, Equatable {
         /// Relay events wait in their inbox.
         case relay
         /// Mesh events wait in the inbox.
@@ -123,13 +128,21 @@ extension BurrowNode {
                 }
             }
         }
+        // Units that met a lock between being taken and being processed, kept for the unlock.
+        var heldWhileLocked: [InboundUnit] = []
+        var wasLocked = false
         /// One unit through the pipeline as a mailbox job (store only), a group event's own
         /// unconfirmed commits settled in a job before it, then its effects, then its updates.
+        /// A locked node keeps the unit (bounded: beyond, the catch-up at unlock fetches again
+        /// what the relays hold, since no cursor moved while locked).
         func deliver(_ unit: InboundUnit) async throws {
+            func hold() { if heldWhileLocked.count < Self.lockedHeldUnits { heldWhileLocked.append(unit) } }
+            if isLocked { return hold() }
             if unit.carriesGroupEvents {
                 try await mailbox.write { _ in await self.groups.recoverPendingCommits(timeout: options.timeout) }
             }
-            var outcome = try await mailbox.write { self.receive(unit, as: $0) }
+            let received = try await mailbox.write { writer -> InboundOutcome? in self.isLocked ? nil : self.receive(unit, as: writer) }
+            guard var outcome = received else { return hold() }
             await carryOut(&outcome, timeout: options.timeout, mailbox: mailbox)
             outcome.report.updates.forEach(emit)
             if outcome.resubscribe { try await refreshSubscription() }
@@ -142,6 +155,8 @@ extension BurrowNode {
         try await refreshSubscription()
         for await input in inputs {
             if Task.isCancelled { break }
+            // Locked: what arrives waits in its inbox (or on the relays) until the unlock.
+            if isLocked, input != .tick { continue }
             switch input {
             case .relay:
                 // Gift wraps in batches; any other event in arrival order, after the wraps before it.
@@ -172,6 +187,29 @@ extension BurrowNode {
                 while meshDMWake.take() != nil {}
                 try await deliver(.meshDMFrames)
             case .tick:
+                if isLocked {
+                    if !wasLocked { emit(.lock(locked: true, reason: "locked")) }
+                    wasLocked = true
+                    continue
+                }
+                if wasLocked {
+                    // Unlocked: what was held, then everything since the cursors, then the inboxes.
+                    wasLocked = false
+                    emit(.lock(locked: false, reason: "unlocked"))
+                    let held = heldWhileLocked
+                    heldWhileLocked = []
+                    for unit in held { try await deliver(unit) }
+                    if let report = try? await mailbox.run({ try await self.catchUpLive(timeout: options.timeout) }) {
+                        report.updates.forEach(emit)
+                    }
+                    for wake in [LiveInput.relay, .mesh, .meshDM] { continuation.yield(wake) }
+                }
+                if let lockAfter = options.lockAfter, idleFor >= lockAfter {
+                    try await mailbox.run { self.lock() }
+                    wasLocked = true
+                    emit(.lock(locked: true, reason: "idle"))
+                    continue
+                }
                 // Relay events dropped while the loop was behind are fetched again.
                 let dropped = relayInbox.dropped
                 if dropped > relayDropsCaughtUp {

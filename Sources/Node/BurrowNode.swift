@@ -30,6 +30,8 @@ public final class BurrowNode: Sendable {
     public let directMessages: DirectMessageService
     /// Marmot groups.
     public let groups: GroupService
+    /// Whether `lock` wiped the keys, and when a person last used the node (`--lock-after`).
+    let lockState = Mutex(LockState())
 
     init(home: URL, store: BurrowStore, keys: Keys, logger: Logger) {
         self.home = home

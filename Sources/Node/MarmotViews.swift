@@ -107,6 +107,8 @@ public enum NodeUpdate: Sendable {
     case location(group: String, LocationView)
     /// A member's battery fell below 20 %, or their location went stale: once per crossing.
     case alert(AlertView)
+    /// The node locked (`burrow lock`, or idle past `--lock-after`: reason `idle`) or unlocked.
+    case lock(locked: Bool, reason: String)
     /// `run` is connected and serving (its first line).
     case ready(pubkey: String, socket: String, embeddedRelay: String?)
 }

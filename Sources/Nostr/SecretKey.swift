@@ -61,6 +61,23 @@ public final class SecretKey: @unchecked Sendable {
         storage.deallocate()
     }
 
+    /// Zeroes the secret and its keypair in place (`burrow lock`): every holder of this key
+    /// shares the one buffer, so none keeps a copy. Signing with a wiped key fails. Callers
+    /// serialize this with every use of the key (the node's mailbox does).
+    public func wipe() {
+        sodium_memzero(storage, Self.storageSize)
+    }
+
+    /// Writes the secret back after `wipe` (`burrow unlock`), if `bytes` is this key's secret.
+    public func restore(_ bytes: [UInt8]) throws {
+        let candidate = try SecretKey(bytes: bytes)
+        guard candidate.publicKey == publicKey else { throw NostrError.invalidSecretKey }
+        storage.copyMemory(from: candidate.storage, byteCount: Self.storageSize)
+    }
+
+    /// Whether the secret is wiped (all zero: no valid key is).
+    public var isWiped: Bool { sodium_is_zero(storage.assumingMemoryBound(to: UInt8.self), 32) == 1 }
+
     /// A copy of the 32 secret bytes, for export (nsec, storage). Callers own zeroing the copy.
     public var bytes: [UInt8] {
         Array(UnsafeRawBufferPointer(start: storage, count: 32))

@@ -24,6 +24,9 @@ public final class BurrowStore: @unchecked Sendable {
     private var homeLock: HomeLock?
     private var inTransaction = false
     private var header: StoreHeader
+    /// Locked: the connection (and with it SQLCipher's copy of the key) is closed, the home
+    /// lock kept, until `unlock`.
+    private var locked = false
 
     private init(home: URL, header: StoreHeader, connection: SQLiteConnection, homeLock: HomeLock) {
         self.home = home
@@ -238,6 +241,7 @@ public final class BurrowStore: @unchecked Sendable {
         guard !newPassphrase.isEmpty else { throw StoreError.invalidInput("the passphrase is empty") }
         mutex.lock()
         defer { mutex.unlock() }
+        if locked { throw StoreError.locked }
         guard let old = connection else { throw StoreError.misuse("the store is closed") }
         guard !inTransaction else { throw StoreError.misuse("a transaction is open on this store") }
         let files = StoreHome(home)
@@ -292,12 +296,44 @@ public final class BurrowStore: @unchecked Sendable {
         return connection
     }
 
+    /// Wipes the key from memory and keeps the home: the connection closes (SQLCipher zeroes
+    /// its key material as it does), every transaction answers `locked` until `unlock`.
+    public func lock() {
+        mutex.lock()
+        defer { mutex.unlock() }
+        guard !locked, let connection, !inTransaction else { return }
+        _ = try? connection.query("PRAGMA wal_checkpoint(TRUNCATE)") { $0.int(0) }
+        connection.close()
+        self.connection = nil
+        locked = true
+    }
+
+    /// Reopens the database with the key `passphrase` derives, checked as `open` checks it.
+    public func unlock(passphrase: [UInt8]) throws {
+        mutex.lock()
+        defer { mutex.unlock() }
+        guard locked else { return }
+        let files = StoreHome(home)
+        let (settled, key) = try Self.settledKey(files, passphrase: passphrase)
+        connection = try Self.reopen(files, key: key, header: settled)
+        header = settled
+        locked = false
+    }
+
+    /// Whether `lock` wiped the key.
+    public var isLocked: Bool {
+        mutex.lock()
+        defer { mutex.unlock() }
+        return locked
+    }
+
     /// Closes the database (checkpointing the WAL) and releases the home. Idempotent.
     public func close() {
         mutex.lock()
         defer { mutex.unlock() }
         connection?.close()
         connection = nil
+        locked = false
         homeLock?.release()
         homeLock = nil
     }
@@ -316,6 +352,7 @@ public final class BurrowStore: @unchecked Sendable {
     public func transaction<T>(_ body: (StoreTransaction) throws -> T) throws -> T {
         mutex.lock()
         defer { mutex.unlock() }
+        if locked { throw StoreError.locked }
         guard let connection else { throw StoreError.misuse("the store is closed") }
         guard !inTransaction else { throw StoreError.misuse("a transaction is already open on this store") }
         inTransaction = true
@@ -337,6 +374,7 @@ extension BurrowStore {
     public func checkpoint() throws {
         mutex.lock()
         defer { mutex.unlock() }
+        if locked { throw StoreError.locked }
         guard let connection else { throw StoreError.misuse("the store is closed") }
         guard !inTransaction else { throw StoreError.misuse("a transaction is open on this store") }
         _ = try connection.query("PRAGMA wal_checkpoint(TRUNCATE)") { $0.int(0) }

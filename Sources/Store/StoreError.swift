@@ -19,6 +19,9 @@ public enum StoreError: Error, Equatable, Sendable {
     /// An SQLite failure that is neither corruption nor a wrong key (disk full, I/O error,
     /// a constraint our SQL violated). `message` is SQLite's text, which never holds bound values.
     case sqlite(code: Int32, message: String)
+    /// `burrow run` is locked (`burrow lock`, `--lock-after`): the store's key is wiped from
+    /// memory until `burrow unlock` (`locked`).
+    case locked
     /// A passphrase change was cut short after the database moved to the new passphrase, and
     /// the old one was given (`wrong_passphrase`: the new passphrase opens the store).
     case passphraseChangedMeanwhile
@@ -44,6 +47,7 @@ extension StoreError: CustomStringConvertible {
         case .notInitialized: return "no store in this home (run init first)"
         case .alreadyInitialized: return "a store already exists in this home"
         case .wrongPassphrase: return "wrong passphrase"
+        case .locked: return "the node is locked: unlock it with `burrow unlock`"
         case .passphraseChangedMeanwhile:
             return "wrong passphrase: a passphrase change was interrupted after the store moved to the new passphrase; use the new one"
         case .storeCorrupt(let what): return "the store is damaged: \(what)"

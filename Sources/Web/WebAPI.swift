@@ -105,6 +105,7 @@ struct WebAPI: Sendable {
     /// the node's errors are written for people).
     private func run<T: Sendable>(_ body: @escaping @Sendable () async throws -> T) async throws -> T {
         do {
+            node.touch()
             return try await mailbox.write { _ in try await body() }
         } catch let error as HTTPError {
             throw error
@@ -115,6 +116,7 @@ struct WebAPI: Sendable {
             case .not_admin: .forbidden
             case .relay_unreachable, .relay_rejected, .timeout: .badGateway
             case .internal: .internalServerError
+            case .locked: HTTPResponse.Status(code: 423, reasonPhrase: "Locked")
             default: .badRequest
             }
             throw HTTPError(status, message: "\(failure.code.rawValue): \(failure.message)")

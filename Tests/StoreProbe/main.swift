@@ -21,6 +21,7 @@ func code(_ error: Error) -> String {
     case .alreadyInitialized: return "alreadyInitialized"
     case .wrongPassphrase: return "wrongPassphrase"
     case .passphraseChangedMeanwhile: return "passphraseChangedMeanwhile"
+    case .locked: return "locked"
     case .storeCorrupt: return "storeCorrupt"
     case .busy: return "busy"
     case .sqlite: return "sqlite"

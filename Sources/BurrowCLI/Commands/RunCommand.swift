@@ -23,6 +23,8 @@ struct RunOptions: ParsableArguments {
     var webAllowRemote = false
     @Option(name: .customLong("web-tiles"), help: "Map tiles: a URL template with {z}/{x}/{y}, or off (default: OpenStreetMap).")
     var webTiles: String?
+    @Option(name: .customLong("lock-after"), help: "Lock (wipe the keys from memory) after this long without a command or a page action: 30s, 15m, 2h.")
+    var lockAfter: String?
 }
 
 /// `burrow run`: stays connected, processes live, serves other commands over the home's
@@ -46,6 +48,7 @@ struct RunCommand: AsyncRunnable {
                 throw CLIError(.invalid_input, "--maintenance-interval must be above 0 and at most 86400 seconds")
             }
             let meshSetup = try options.meshOptions.setup(default: "off")
+            let lockAfter = try options.lockAfter.map(LockDuration.parse)
             var web: WebOptions?
             if let address = options.web {
                 do throws(WebError) {
@@ -54,7 +57,7 @@ struct RunCommand: AsyncRunnable {
                     throw CLIError(.invalid_input, error.description)
                 }
             }
-            try await serve(globals: globals, options: options, mesh: meshSetup, web: web)
+            try await serve(globals: globals, options: options, mesh: meshSetup, web: web, lockAfter: lockAfter)
         } catch let exit as ExitCode {
             throw exit
         } catch {
@@ -64,13 +67,16 @@ struct RunCommand: AsyncRunnable {
         }
     }
 
-    private static func serve(globals: GlobalOptions, options: RunOptions, mesh meshSetup: MeshSetup, web: WebOptions?) async throws {
+    private static func serve(globals: GlobalOptions, options: RunOptions, mesh meshSetup: MeshSetup, web: WebOptions?,
+                              lockAfter: Duration?) async throws {
         let home = globals.homeURL
         let node = try NodeOpener.open(globals)
         let json = globals.json
+        var live = LiveOptions(timeout: globals.timeoutDuration, selfUpdatePeriod: options.selfUpdatePeriod,
+                               maintenanceInterval: .milliseconds(Int64(options.maintenanceInterval * 1000)))
+        live.lockAfter = lockAfter
         let runtimeOptions = NodeRuntime.Options(
-            live: LiveOptions(timeout: globals.timeoutDuration, selfUpdatePeriod: options.selfUpdatePeriod,
-                              maintenanceInterval: .milliseconds(Int64(options.maintenanceInterval * 1000))),
+            live: live,
             mesh: meshSetup, embeddedRelay: !options.noEmbeddedRelay, relayDataDirectory: options.relayData, web: web)
         let emit: @Sendable (NodeUpdate) -> Void = { update in
             if json { return Console.out(MarmotOutput.update(update).serialized) }
@@ -117,6 +123,9 @@ struct RunCommand: AsyncRunnable {
             case .batteryLow: return "alert: \(who)'s battery is at \(a.battery ?? 0) % (\(a.groupName))"
             case .stale: return "alert: \(who)'s location in \(a.groupName) is out of date (last \(HumanTime.format(seconds: a.lastSeen)))"
             }
+        case .lock(let locked, let reason):
+            if !locked { return "unlocked" }
+            return reason == "idle" ? "locked after a quiet spell: `burrow unlock` to resume" : "locked: `burrow unlock` to resume"
         case .ready(let pubkey, let socket, let relay):
             let npub = (try? PublicKey(hex: pubkey))?.npub ?? pubkey
             return "running as \(npub), serving \(socket)" + (relay.map { ", embedded relay on \($0)" } ?? "")

@@ -14,6 +14,11 @@ final class PigeonStateCache: Sendable {
         entry.withLock { $0?.version == version ? $0?.state : nil }
     }
 
+    /// Drops the cached state (its private keys) when the node locks.
+    func forget() {
+        entry.withLock { $0 = nil }
+    }
+
     func remember(_ state: PigeonState, version: String) {
         entry.withLock { $0 = (version, state) }
     }

@@ -103,6 +103,7 @@ public struct BurrowFailure: Error, Equatable, Sendable, CustomStringConvertible
         case .wrongPassphrase, .passphraseChangedMeanwhile: return BurrowFailure(.wrong_passphrase, "\(error)")
         case .storeCorrupt: return BurrowFailure(.store_corrupt, "\(error)")
         case .busy: return BurrowFailure(.busy, "\(error)")
+        case .locked: return BurrowFailure(.locked, "\(error)")
         case .invalidKDFMemory, .invalidInput: return BurrowFailure(.invalid_input, "\(error)")
         default: return BurrowFailure(.internal, "\(error)")
         }
