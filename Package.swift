@@ -190,7 +190,7 @@ let package = Package(
         .executableTarget(
             name: "burrow-bench",
             dependencies: [
-                "Nostr", "MLS", "Marmot", "Store", "Node", "CSecp256k1", "RelayClient", "Mesh", "Pigeon",
+                "Nostr", "MLS", "Marmot", "Store", "Node", "CSecp256k1", "RelayClient", "Mesh", "Pigeon", "Backup", "CSodium",
                 .product(name: "Logging", package: "swift-log"), .product(name: "Crypto", package: "swift-crypto"),
             ],
             swiftSettings: swift6
