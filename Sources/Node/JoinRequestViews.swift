@@ -15,6 +15,9 @@ public struct JoinRequestView: Sendable, Equatable {
     public let keyPackage: String
     /// `pending`, `approved`, `rejected` or `superseded`.
     public let state: String
+    /// The joiner is a member already: it lost its state (restored from a backup whose group
+    /// history the relays no longer hold), and approving replaces its leaf.
+    public var rejoin = false
 }
 
 /// What `join request` sent.

@@ -70,10 +70,10 @@ final class BackupRestoreInteropTests: MarmotInteropFlows {
         XCTAssertTrue(atAlice.contains { $0.content == "back on a new laptop" })
         _ = try await bob.send(group: gid, kind: 9, content: "welcome back")
         try restored.ok(["sync"])
-        XCTAssertEqual(try restored.messages(gid).last?["text"] as? String, "welcome back")
+        XCTAssertTrue(try restored.messages(gid).contains { $0["text"] as? String == "welcome back" })
         // The old laptop's state is one epoch behind for good: its keys no longer open the group.
         _ = try home.run(["sync"])
-        XCTAssertNotEqual(try home.messages(gid).last?["text"] as? String, "welcome back")
+        XCTAssertFalse(try home.messages(gid).contains { $0["text"] as? String == "welcome back" })
     }
 
     /// The relays lost the group's commit since the backup (the relay restarted empty): the
@@ -115,6 +115,57 @@ final class BackupRestoreInteropTests: MarmotInteropFlows {
         try restored.ok(["sync"])
         let texts = try restored.messages(gid).compactMap { $0["text"] as? String }
         XCTAssertEqual(texts.prefix(2), ["before the backup", "laptop says hi"], "the history from the backup stays")
-        XCTAssertEqual(texts.last, "glad you are back")
+        XCTAssertTrue(texts.contains("glad you are back"), "\(texts)")
+    }
+
+    /// The same with a Burrow admin: the restored member's join request is listed as a
+    /// `rejoin`; approving it removes the backup's leaf and adds the new KeyPackage in one
+    /// commit, which the MDK member processes; all three end on one epoch and talk again.
+    func testABurrowAdminReAddsARestoredMemberInOneCommitThatMDKFollows() async throws {
+        try "backup passphrase".write(toFile: backupPass, atomically: true, encoding: .utf8)
+        let bob = try await mdk("bob")
+        let admin = try burrow("admin"), laptop = try burrow("laptop")
+        let me = try laptop.pubkey
+        let group = try XCTUnwrap(try admin.ok(["group", "create", "Family", "--invite", me, "--invite", bob.pubkey])["group"] as? [String: Any])
+        let gid = try XCTUnwrap(group["nostr_group_id"] as? String)
+        XCTAssertEqual(try laptop.acceptInvites().count, 1)
+        _ = try await bob.sync()
+        try admin.ok(["chat", gid, "before the backup"])
+        try laptop.ok(["sync"])
+        let file = root.appendingPathComponent("laptop.backup").path
+        try laptop.ok(["backup", "create", file, "--backup-passphrase-file", backupPass] + kdf)
+        try admin.ok(["group", "self-update", gid])
+        _ = try await bob.sync()
+        try await relay?.restart()
+        try admin.ok(["chat", gid, "after the relay lost everything"])
+
+        let restored = try restore(file)
+        let first = try XCTUnwrap((try restored.ok(["sync"])["restored_groups"] as? [[String: Any]])?.first)
+        XCTAssertEqual(first["stage"] as? String, "rejoining", "\(first)")
+        let requests = try XCTUnwrap(try admin.ok(["invite", "requests", "--sync"])["requests"] as? [[String: Any]])
+        let request = try XCTUnwrap(requests.first { $0["from"] as? String == me }, "\(requests)")
+        XCTAssertEqual(request["rejoin"] as? Bool, true)
+        let human = try admin.human(["invite", "requests"])
+        XCTAssertTrue(human.stdout.contains("asks to be re-added"), human.stdout)
+        let approved = try XCTUnwrap(try admin.ok(["invite", "approve", try XCTUnwrap(request["id"] as? String)])["group"] as? [String: Any])
+        XCTAssertEqual(Set(approved["members"] as? [String] ?? []), [try admin.pubkey, bob.pubkey, me], "one leaf per person")
+
+        let second = try XCTUnwrap((try restored.ok(["sync"])["restored_groups"] as? [[String: Any]])?.first)
+        XCTAssertEqual(second["stage"] as? String, "rejoined", "\(second)")
+        _ = try await bob.sync()
+        let bobState = try await bob.group(gid)
+        XCTAssertEqual(bobState.epoch, approved["epoch"] as? Int, "MDK followed the re-add commit")
+        XCTAssertEqual(try restored.group(gid)["epoch"] as? Int, approved["epoch"] as? Int)
+        try restored.ok(["chat", gid, "back again"])
+        _ = try await bob.sync()
+        let atBob = try await bob.messages(group: gid)
+        XCTAssertTrue(atBob.contains { $0.content == "back again" })
+        _ = try await bob.send(group: gid, kind: 9, content: "hello from MDK")
+        try restored.ok(["sync"])
+        // Sent within the same second: order among them is by event id, so look for each.
+        XCTAssertTrue(try restored.messages(gid).contains { $0["text"] as? String == "hello from MDK" })
+        try admin.ok(["sync"])
+        let atAdmin = try admin.messages(gid).compactMap { $0["text"] as? String }
+        XCTAssertTrue(atAdmin.contains("hello from MDK") && atAdmin.contains("back again"), "\(atAdmin)")
     }
 }

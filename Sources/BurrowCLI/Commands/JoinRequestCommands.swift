@@ -91,11 +91,16 @@ enum JoinRequestOutput {
             ("id", .string(r.id)), ("group", .string(r.mlsGroupID)), ("group_name", .string(r.groupName)),
             ("nostr_group_id", .string(r.nostrGroupID)), ("from", .string(r.from)), ("name", r.name.map { .string($0) } ?? .null),
             ("created_at", .int(r.createdAt)), ("key_package", .string(r.keyPackage)), ("state", .string(r.state)),
+            ("rejoin", .bool(r.rejoin)),
         ])
     }
 
     static func text(_ r: JoinRequestView) -> String {
         let who = r.name.map { "\"\(printable($0))\" (\(r.from))" } ?? r.from
+        if r.rejoin {
+            return "join request \(r.id): \(who) lost their state of \"\(printable(r.groupName))\" [\(r.mlsGroupID.prefix(16))]"
+                + " (restored from a backup) and asks to be re-added"
+        }
         return "join request \(r.id): \(who) asks to join \"\(printable(r.groupName))\" [\(r.mlsGroupID.prefix(16))]"
     }
 

@@ -359,20 +359,21 @@ public struct MarmotGroup: Sendable {
         return try commit(now: now, using: &rng) { group, rng in try group.commit(removing: leaves, storedProposals: .none, using: &rng) }
     }
 
-    /// Our identity's other leaves: a device of ours that a restore replaced (issue 25).
-    public var staleOwnLeaves: [LeafIndex] {
-        guard let own = ownIdentity else { return [] }
-        return mls.members.filter { $0.identity == own.bytes && $0.leafIndex != mls.ownLeafIndex }.map(\.leafIndex)
-    }
-
-    /// Removes `staleOwnLeaves` (admins only): after a restored node was re-added, the leaf
-    /// of the backup's device must go, or two leaves would speak for one person.
-    public mutating func removeStaleOwnLeaves(committer: PublicKey, now: Int64,
-                                              using rng: inout some RandomNumberGenerator) throws -> PendingCommitEvent {
+    /// Re-adds a member that lost its state (a node restored from a backup, issue 25): one
+    /// commit removes its current leaf and adds its new KeyPackage, so the identity never holds
+    /// two leaves and the backup's leaf is gone the moment the new one arrives (admins only).
+    public mutating func reAddMember(_ keyPackage: VerifiedKeyPackageEvent, committer: PublicKey, now: Int64,
+                                     using rng: inout some RandomNumberGenerator) throws -> PendingCommitEvent {
         try requireAdmin(committer)
-        let leaves = staleOwnLeaves
-        guard !leaves.isEmpty else { throw MarmotError.notAMember("a second leaf of ours") }
-        return try commit(now: now, using: &rng) { group, rng in try group.commit(removing: leaves, storedProposals: .none, using: &rng) }
+        guard let member = mls.members.first(where: { $0.identity == keyPackage.identity.bytes }) else {
+            throw MarmotError.notAMember(keyPackage.identity.hex)
+        }
+        guard member.leafIndex != mls.ownLeafIndex else { throw MarmotError.commitNotAuthorized("we cannot re-add ourselves") }
+        return try commit(now: now, using: &rng) { group, rng in
+            try group.commit(adding: [keyPackage.keyPackage], removing: [member.leafIndex], storedProposals: .none, using: &rng)
+        } welcomes: { output, group in
+            try group.welcomeRumors(output, invitees: [keyPackage], committer: committer, now: now)
+        }
     }
 
     /// Replaces the Nostr Group Data (rename, description, admins, relays), keeping the

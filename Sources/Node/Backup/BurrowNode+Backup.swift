@@ -171,5 +171,11 @@ extension Settings {
         static let catchingUp = "catching_up"
         /// The relays could not bring it up to date: a join request went to an admin.
         static let rejoining = "rejoining"
+        /// Caught up and our keys replaced at this time; watched for a week (`watch`).
+        static func resumed(at time: Int64) -> String { "resumed:\(time)" }
+        static func resumedAt(_ stage: String) -> Int64? {
+            stage.hasPrefix("resumed:") ? Int64(stage.dropFirst("resumed:".count)) : nil
+        }
+        static let watch: Int64 = 7 * 24 * 60 * 60
     }
 }

@@ -88,7 +88,8 @@ extension GroupService {
             guard loaded.group.isAdmin(publicKey) else {
                 throw JoinRequestFailure.joinRefused("join request refused: we do not administer group \(groupHex)")
             }
-            guard !loaded.group.members.contains(verified.requester) else {
+            // Another member asking is one that lost its state (a restore): kept, marked `rejoin`.
+            guard verified.requester != publicKey else {
                 throw JoinRequestFailure.joinRefused("join request refused: the requester is already a member of group \(groupHex)")
             }
             // One pending request per joiner and group: the newer stays, the older is deleted
@@ -127,7 +128,8 @@ extension GroupService {
     /// Adds the joiner of a pending request with the KeyPackage it carries (admins only): the
     /// group is caught up first, the package verified again at today's date, then the normal
     /// add — commit, relay OK, merge, welcome to the joiner's inbox relays, its KeyPackage's
-    /// relays and ours. Approving a request whose joiner is already a member settles it.
+    /// relays and ours. Approving a member's request (`rejoin`: it lost its state) replaces its
+    /// leaf with the new KeyPackage in one commit.
     public func approveJoinRequest(_ idText: String, timeout: Duration) async throws -> GroupView {
         let stored = try resolveJoinRequest(idText)
         let groupHex = Hex.encode(stored.mlsGroupID)
@@ -143,10 +145,6 @@ extension GroupService {
         }
         let requester: PublicKey
         do { requester = try PublicKey(bytes: stored.requester) } catch { throw StoreError.storeCorrupt("a stored join request has no key") }
-        if current.group.members.contains(requester) {
-            try store.transaction { try $0.joinRequests.setState(id: stored.id, .approved) }
-            return current.view
-        }
         let keyPackage: VerifiedKeyPackageEvent
         do {
             keyPackage = try KeyPackageEvent.verify(UnverifiedEvent(json: stored.keyPackageJSON).verified(), now: Self.now())
@@ -161,8 +159,17 @@ extension GroupService {
         let published = await inboxRelays(of: requester, asking: Self.merged(ours, kpRelays), timeout: timeout)
         let inbox = Self.merged(published, kpRelays)
         let invitee = InviteeKeyPackage(keyPackage: keyPackage, inbox: inbox)
-        let view = try await commit(id, timeout: timeout, invitees: [invitee], intent: .add([requester])) { group, now, rng in
-            try group.addMembers([keyPackage], committer: self.publicKey, now: now, using: &rng)
+        let view: GroupView
+        if current.group.members.contains(requester) {
+            // A member asking to join lost its state (a restore whose relays no longer held the
+            // group's history): its old leaf goes and its new KeyPackage comes in one commit.
+            view = try await commit(id, timeout: timeout, invitees: [invitee]) { group, now, rng in
+                try group.reAddMember(keyPackage, committer: self.publicKey, now: now, using: &rng)
+            }
+        } else {
+            view = try await commit(id, timeout: timeout, invitees: [invitee], intent: .add([requester])) { group, now, rng in
+                try group.addMembers([keyPackage], committer: self.publicKey, now: now, using: &rng)
+            }
         }
         try store.transaction { try $0.joinRequests.setState(id: stored.id, .approved) }
         return view
@@ -196,10 +203,12 @@ extension GroupService {
 
     func joinRequestView(_ stored: StoredJoinRequest, group: LoadedGroup?) -> JoinRequestView {
         let keyPackageID = (try? UnverifiedEvent(json: stored.keyPackageJSON))?.id.hex ?? ""
-        return JoinRequestView(
+        var view = JoinRequestView(
             id: Hex.encode(stored.id), mlsGroupID: Hex.encode(stored.mlsGroupID), nostrGroupID: group?.group.nostrGroupID.hex ?? "",
             groupName: group?.group.data.name ?? "", from: Hex.encode(stored.requester), name: stored.name, createdAt: stored.createdAt,
             keyPackage: keyPackageID, state: stored.state.rawValue)
+        view.rejoin = group?.group.members.contains { $0.bytes == stored.requester } ?? false
+        return view
     }
 
     /// `key`'s inbox relays (its newest kind 10050) as `urls` know them; none when unknown or

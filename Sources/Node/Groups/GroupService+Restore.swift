@@ -53,7 +53,7 @@ extension GroupService {
                             var current = try loadGroup(mlsGroupID: id, in: tx)
                             current.row.lastSelfUpdate = Self.now()
                             try current.save(tx)
-                            try tx.settings.delete(key)
+                            try tx.settings.set(key, Settings.RestoreStage.resumed(at: Self.now()))
                         }
                         let epoch = (try? store.transaction { try loadGroup(mlsGroupID: id, in: $0).group.epoch }) ?? loaded.group.epoch
                         report.restoredGroups.append(.init(group: id.hex, name: name, stage: .resumed,
@@ -64,7 +64,17 @@ extension GroupService {
                     try store.transaction { try $0.settings.delete(key) }
                     report.restoredGroups.append(.init(group: id.hex, name: name, stage: .rejoined, detail: outcome))
                 default:
-                    _ = try? store.transaction { try $0.settings.delete(key) }
+                    // Resumed: if events we cannot place turn up within a week (members moved on
+                    // through commits the relays had lost when we caught up), ask to be re-added.
+                    guard let since = Settings.RestoreStage.resumedAt(stage), Self.now() - since < Settings.RestoreStage.watch else {
+                        _ = try? store.transaction { try $0.settings.delete(key) }
+                        continue
+                    }
+                    guard report.strandedGroups.contains(loaded.group.nostrGroupID.hex) else { continue }
+                    let admin = try await askToBeReAdded(loaded, timeout: timeout)
+                    try store.transaction { try $0.settings.set(key, Settings.RestoreStage.rejoining) }
+                    report.restoredGroups.append(.init(group: id.hex, name: name, stage: .rejoining,
+                                                       detail: "events we cannot open arrived after we resumed; asked \(admin.npub.prefix(16))… to re-add us"))
                 }
             } catch {
                 // Kept for the next sync (a relay out of reach, an admin not answering yet).
@@ -86,20 +96,15 @@ extension GroupService {
         return admin
     }
 
-    /// Accepts an admin's re-add (a welcome into a newer epoch, waiting as an invite), then
-    /// removes the backup's leaf if it is still there and we may. Nil while no re-add came.
+    /// Accepts an admin's re-add (a welcome into a newer epoch, waiting as an invite: the
+    /// admin removed the backup's leaf in the same or an earlier commit, since one identity never
+    /// holds two leaves). Nil while no re-add came.
     private func acceptReAdd(_ id: MLSGroupID, timeout: Duration) async throws -> String? {
         let invite = try store.transaction { tx in
             try tx.invites.list(state: .pending).first { $0.mlsGroupID == id.bytes && $0.groupState != nil }
         }
         guard let invite else { return nil }
-        _ = try await acceptInvite(Hex.encode(invite.wrapperID), timeout: timeout)
-        let group = try store.transaction { try loadGroup(mlsGroupID: id, in: $0).group }
-        guard !group.staleOwnLeaves.isEmpty else { return "re-added by an admin" }
-        guard group.isAdmin(publicKey) else { return "re-added by an admin; the backup's leaf is still in the group until an admin removes it" }
-        _ = try await commit(id, timeout: timeout) { group, now, rng in
-            try group.removeStaleOwnLeaves(committer: self.publicKey, now: now, using: &rng)
-        }
-        return "re-added by an admin; the backup's leaf was removed"
+        let view = try await acceptInvite(Hex.encode(invite.wrapperID), timeout: timeout)
+        return "re-added by an admin (epoch \(view.epoch)); the backup's leaf is gone"
     }
 }
