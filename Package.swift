@@ -245,7 +245,7 @@ let package = Package(
         .testTarget(name: "StoreTests", dependencies: ["TestSupport", "Store", "SQLite"], swiftSettings: swift6),
         .testTarget(
             name: "NodeTests",
-            dependencies: ["TestSupport", "Node", "Store", "Marmot", "MLS", "Nostr", "Pigeon", .product(name: "Logging", package: "swift-log")],
+            dependencies: ["TestSupport", "Node", "Store", "Marmot", "MLS", "Nostr", "Pigeon", "Backup", .product(name: "Logging", package: "swift-log")],
             swiftSettings: swift6
         ),
         .testTarget(

@@ -27,9 +27,13 @@ public struct BackupContent: Codable, Equatable, Sendable, CustomStringConvertib
     public var groups: [Group]
     public var groupMessages: [GroupMessage]
     public var memberNames: [MemberName]
+    /// Ids of the events the node handled (group events, gift wraps): a restored node skips
+    /// them instead of meeting old epochs' commits and spent message keys again.
+    public var handledEvents: [Data]
 
     public init(createdAt: Int64, parts: [Part], identity: Identity?, relays: [Relay], contacts: [Contact],
-                directMessages: [DirectMessage], groups: [Group], groupMessages: [GroupMessage], memberNames: [MemberName]) {
+                directMessages: [DirectMessage], groups: [Group], groupMessages: [GroupMessage], memberNames: [MemberName],
+                handledEvents: [Data]) {
         self.createdAt = createdAt
         self.parts = parts
         self.identity = identity
@@ -39,6 +43,7 @@ public struct BackupContent: Codable, Equatable, Sendable, CustomStringConvertib
         self.groups = groups
         self.groupMessages = groupMessages
         self.memberNames = memberNames
+        self.handledEvents = handledEvents
     }
 
     /// The Nostr secret key and the DM identity record (its `I` and `S` and own card).
@@ -218,5 +223,6 @@ public struct BackupContent: Codable, Equatable, Sendable, CustomStringConvertib
             try check(!m.mlsGroupID.isEmpty && m.id.count == 32 && m.eventID.count == 32 && m.sender.count == 32, "a message row is malformed")
         }
         for n in memberNames { try check(n.pubkey.count == 32 && !n.mlsGroupID.isEmpty, "a member name row is malformed") }
+        for id in handledEvents { try check(id.count == 32, "an event id is not 32 bytes") }
     }
 }

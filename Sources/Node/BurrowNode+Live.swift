@@ -3,6 +3,7 @@ import Marmot
 import Mesh
 import Nostr
 import RelayClient
+import Store
 
 /// How `burrow run` behaves.
 public struct LiveOptions: Sendable {
@@ -157,76 +158,82 @@ extension BurrowNode {
             if Task.isCancelled { break }
             // Locked: what arrives waits in its inbox (or on the relays) until the unlock.
             if isLocked, input != .tick { continue }
-            switch input {
-            case .relay:
-                // Gift wraps in batches; any other event in arrival order, after the wraps before it.
-                var wraps: [Event] = []
-                while let event = relayInbox.take() {
-                    if Task.isCancelled { break }
-                    if event.kind == Kind.giftWrap {
-                        wraps.append(event)
-                        if wraps.count >= Self.giftWrapBatch {
+            do {
+                switch input {
+                case .relay:
+                    // Gift wraps in batches; any other event in arrival order, after the wraps before it.
+                    var wraps: [Event] = []
+                    while !isLocked, let event = relayInbox.take() {
+                        if Task.isCancelled { break }
+                        if event.kind == Kind.giftWrap {
+                            wraps.append(event)
+                            if wraps.count >= Self.giftWrapBatch {
+                                try await deliver(.relayEvents(wraps))
+                                wraps = []
+                            }
+                            continue
+                        }
+                        if !wraps.isEmpty {
                             try await deliver(.relayEvents(wraps))
                             wraps = []
                         }
+                        try await deliver(.relayEvents([event]))
+                    }
+                    if !wraps.isEmpty { try await deliver(.relayEvents(wraps)) }
+                case .mesh:
+                    while !isLocked, let event = meshInbox.take() {
+                        if Task.isCancelled { break }
+                        try await deliver(.meshEvent(event))
+                    }
+                case .meshDM:
+                    while meshDMWake.take() != nil {}
+                    try await deliver(.meshDMFrames)
+                case .tick:
+                    if isLocked {
+                        if !wasLocked { emit(.lock(locked: true, reason: "locked")) }
+                        wasLocked = true
                         continue
                     }
-                    if !wraps.isEmpty {
-                        try await deliver(.relayEvents(wraps))
-                        wraps = []
+                    if wasLocked {
+                        // Unlocked: what was held, then everything since the cursors, then the inboxes.
+                        wasLocked = false
+                        emit(.lock(locked: false, reason: "unlocked"))
+                        let held = heldWhileLocked
+                        heldWhileLocked = []
+                        for unit in held { try await deliver(unit) }
+                        if let report = try? await mailbox.run({ try await self.catchUpLive(timeout: options.timeout) }) {
+                            report.updates.forEach(emit)
+                        }
+                        for wake in [LiveInput.relay, .mesh, .meshDM] { continuation.yield(wake) }
                     }
-                    try await deliver(.relayEvents([event]))
-                }
-                if !wraps.isEmpty { try await deliver(.relayEvents(wraps)) }
-            case .mesh:
-                while let event = meshInbox.take() {
-                    if Task.isCancelled { break }
-                    try await deliver(.meshEvent(event))
-                }
-            case .meshDM:
-                while meshDMWake.take() != nil {}
-                try await deliver(.meshDMFrames)
-            case .tick:
-                if isLocked {
-                    if !wasLocked { emit(.lock(locked: true, reason: "locked")) }
-                    wasLocked = true
-                    continue
-                }
-                if wasLocked {
-                    // Unlocked: what was held, then everything since the cursors, then the inboxes.
-                    wasLocked = false
-                    emit(.lock(locked: false, reason: "unlocked"))
-                    let held = heldWhileLocked
-                    heldWhileLocked = []
-                    for unit in held { try await deliver(unit) }
-                    if let report = try? await mailbox.run({ try await self.catchUpLive(timeout: options.timeout) }) {
-                        report.updates.forEach(emit)
+                    if let lockAfter = options.lockAfter, idleFor >= lockAfter {
+                        try await mailbox.run { self.lock() }
+                        wasLocked = true
+                        emit(.lock(locked: true, reason: "idle"))
+                        continue
                     }
-                    for wake in [LiveInput.relay, .mesh, .meshDM] { continuation.yield(wake) }
-                }
-                if let lockAfter = options.lockAfter, idleFor >= lockAfter {
-                    try await mailbox.run { self.lock() }
-                    wasLocked = true
-                    emit(.lock(locked: true, reason: "idle"))
-                    continue
-                }
-                // Relay events dropped while the loop was behind are fetched again.
-                let dropped = relayInbox.dropped
-                if dropped > relayDropsCaughtUp {
-                    relayDropsCaughtUp = dropped
-                    logger.warning("relay events dropped while busy; catching up", metadata: ["dropped": "\(dropped)"])
-                    if let report = try? await mailbox.run({ try await self.catchUpLive(timeout: options.timeout) }) {
+                    // Relay events dropped while the loop was behind are fetched again.
+                    let dropped = relayInbox.dropped
+                    if dropped > relayDropsCaughtUp {
+                        relayDropsCaughtUp = dropped
+                        logger.warning("relay events dropped while busy; catching up", metadata: ["dropped": "\(dropped)"])
+                        if let report = try? await mailbox.run({ try await self.catchUpLive(timeout: options.timeout) }) {
+                            report.updates.forEach(emit)
+                        }
+                    }
+                    try await refreshSubscription()
+                    if ContinuousClock.now - lastUpkeep >= options.maintenanceInterval {
+                        lastUpkeep = ContinuousClock.now
+                        let report = try await mailbox.run {
+                            await self.maintain(selfUpdatePeriod: options.selfUpdatePeriod, timeout: options.timeout)
+                        }
                         report.updates.forEach(emit)
                     }
                 }
-                try await refreshSubscription()
-                if ContinuousClock.now - lastUpkeep >= options.maintenanceInterval {
-                    lastUpkeep = ContinuousClock.now
-                    let report = try await mailbox.run {
-                        await self.maintain(selfUpdatePeriod: options.selfUpdatePeriod, timeout: options.timeout)
-                    }
-                    report.updates.forEach(emit)
-                }
+            } catch StoreError.locked {
+                // The node locked while this input was handled: the rest waits for the unlock
+                // (held units, the relays' copies, the next upkeep).
+                continue
             }
         }
         if let old = subscription {

@@ -23,6 +23,12 @@ final class GettingStartedTests: XCTestCase {
         shows("web: http://127.0.0.1:8040/?token=", "the page's one-time link")
         shows("← Bob (unverified): Can you pick me up?", "the DM arrived")
         shows("members        Alice\n".trimmingCharacters(in: .newlines), "Bob's removal completed")
+        shows("and verified.", "the backup was read back")
+        shows("contact Bob", "the backup names what it holds")
+        shows("restored group Family: resumed", "the restored group caught up and replaced its keys")
+        shows("Passphrase changed", "the passphrase change")
+        shows("Locked. The node stays connected", "the lock")
+        shows("Unlocked", "the unlock")
         XCTAssertEqual(said.filter { $0.contains("invite ") && $0.contains("\"Family\"") }.count, 2, "invited, then invited back")
         XCTAssertFalse(said.contains { $0.contains("sync skipped") }, "nothing refused along the way")
     }

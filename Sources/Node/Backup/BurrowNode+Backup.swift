@@ -83,8 +83,11 @@ extension BurrowNode {
                     }
                 }
             }
+            // Groups' and DMs' handled events go with them (without those, they mean nothing).
+            let handled = parts.contains(.groups) || parts.contains(.contacts) ? try tx.processedEvents.allIDs().map { Data($0) } : []
             return BackupContent(createdAt: Self.now(), parts: ordered, identity: identity, relays: relays, contacts: contacts,
-                                 directMessages: directMessages, groups: groups, groupMessages: groupMessages, memberNames: memberNames)
+                                 directMessages: directMessages, groups: groups, groupMessages: groupMessages, memberNames: memberNames,
+                                 handledEvents: handled)
         }
     }
 
@@ -133,6 +136,9 @@ extension BurrowNode {
                         generation: m.generation))
                     // Its event is handled: a catch-up fetching it again skips it (its keys are spent).
                     _ = try tx.processedEvents.mark(eventID: Array(m.eventID), outcome: "restored from a backup", at: content.createdAt)
+                }
+                for id in content.handledEvents {
+                    _ = try tx.processedEvents.mark(eventID: Array(id), outcome: "handled before the backup", at: content.createdAt)
                 }
                 for n in content.memberNames {
                     try tx.memberNames.set(pubkey: Array(n.pubkey), mlsGroupID: Array(n.mlsGroupID), name: n.name, at: n.updatedAt)

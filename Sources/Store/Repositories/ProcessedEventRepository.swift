@@ -29,6 +29,11 @@ public struct ProcessedEventRepository {
         }
     }
 
+    /// Every handled event's id (a backup's copy: a restored node does not handle them again).
+    public func allIDs() throws -> [[UInt8]] {
+        try transaction.connection().query("SELECT event_id FROM processed_events ORDER BY processed_at", []) { $0.blob(0) ?? [] }
+    }
+
     /// The number of handled events.
     public func count() throws -> Int {
         try transaction.connection().queryFirst("SELECT count(*) FROM processed_events") { $0.int(0) } ?? 0
