@@ -166,9 +166,15 @@ let package = Package(
             ],
             swiftSettings: swift6
         ),
+        // Feeds (issue 26, Docs/protocols/feed.md), sans-I/O: canonical JSON, envelopes, chains, contents, audiences.
+        .target(
+            name: "Feed",
+            dependencies: [.product(name: "Crypto", package: "swift-crypto")],
+            swiftSettings: swift6
+        ),
         .target(
             name: "Conformance",
-            dependencies: ["Nostr", "MLS", "Marmot", "Pigeon", "Mesh", "SeededRandom", .product(name: "Crypto", package: "swift-crypto")],
+            dependencies: ["Nostr", "MLS", "Marmot", "Pigeon", "Mesh", "Feed", "SeededRandom", .product(name: "Crypto", package: "swift-crypto")],
             swiftSettings: swift6
         ),
         // The command-line program: a library (so the crash tests' probe runs the same code)
@@ -225,7 +231,7 @@ let package = Package(
         .target(
             name: "FuzzTargets",
             dependencies: [
-                "MLS", "Nostr", "Marmot", "Pigeon", "Mesh", "Backup", "SeededRandom", "CSodium",
+                "MLS", "Nostr", "Marmot", "Pigeon", "Mesh", "Backup", "Feed", "SeededRandom", "CSodium",
                 .product(name: "Crypto", package: "swift-crypto"),
             ],
             swiftSettings: swift6
@@ -271,6 +277,7 @@ let package = Package(
         ),
         .testTarget(name: "BurrowCLITests", dependencies: ["TestSupport", "Nostr", "Marmot", "Node", "Pigeon", "RelayClient"], swiftSettings: swift6),
         .testTarget(name: "BackupTests", dependencies: ["TestSupport", "Backup"], swiftSettings: swift6),
+        .testTarget(name: "FeedTests", dependencies: ["TestSupport", "Feed", "Conformance"], swiftSettings: swift6),
         .testTarget(name: "WebTests", dependencies: ["TestSupport", "Web"], swiftSettings: swift6),
         .testTarget(name: "LocationTests", dependencies: ["TestSupport", "Location", "NodeRuntime", "DBus"], swiftSettings: swift6),
         .testTarget(name: "MeshTests", dependencies: ["TestSupport", "Mesh", "Nostr", "Marmot"], swiftSettings: swift6),

@@ -27,6 +27,7 @@ public enum FuzzSeeds {
         case MeshPacketTarget.name: return try meshPacket()
         case MeshFragmentTarget.name: return try meshFragment()
         case BackupFileTarget.name: return try BackupFileTarget.seeds()
+        case FeedEnvelopeTarget.name: return try FeedEnvelopeTarget.seeds()
         default: return []
         }
     }

@@ -60,6 +60,7 @@ public enum FuzzTargets {
         MLSMessageTarget.self, GroupDataTarget.self, EventJSONTarget.self, NIP44Target.self, MarmotEventTarget.self,
         GroupEventTarget.self, PigeonFrameTarget.self, PigeonCardTarget.self, MeshPacketTarget.self, MeshFragmentTarget.self,
         BackupFileTarget.self,
+        FeedEnvelopeTarget.self,
     ]
 
     public static func target(named name: String) -> (any FuzzTarget.Type)? {

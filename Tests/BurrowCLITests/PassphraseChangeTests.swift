@@ -63,6 +63,8 @@ final class PassphraseChangeTests: SeededTestCase {
     }
 
     func testKilledAtEachFailpointTheOldOrTheNewPassphraseOpensTheWholeStore() throws {
+        XCTAssertEqual(Set(try BurrowProcess.failpointNames().filter { $0.hasPrefix("passphrase.") }),
+                       ["passphrase.copied", "passphrase.pending", "passphrase.swapped"], "each one is crashed at below")
         let (home, texts, gid) = try makeHome()
         let change = ["passphrase", "change", "--new-passphrase-file", newPass]
         func crashed(at failpoint: String, name: String) throws -> String {

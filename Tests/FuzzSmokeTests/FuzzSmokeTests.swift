@@ -170,4 +170,11 @@ extension FuzzSmokeTests {
         XCTAssertGreaterThan(result.histogram[.rejected("corrupt"), default: 0], 10)
         XCTAssertGreaterThan(result.histogram[.rejected("authentication"), default: 0] + result.histogram[.rejected("passphrase"), default: 0], 5)
     }
+
+    func testFeedEnvelope() throws {
+        let result = try smoke(FeedEnvelopeTarget.self, mutations: 2000)
+        XCTAssertGreaterThan(result.histogram[.accepted("envelope"), default: 0], 4, "the vector envelopes decode")
+        XCTAssertGreaterThan(result.histogram[.rejected("bad_json"), default: 0], 10)
+        XCTAssertGreaterThan(result.histogram[.rejected("non_canonical"), default: 0] + result.histogram[.rejected("bad_envelope"), default: 0], 10)
+    }
 }

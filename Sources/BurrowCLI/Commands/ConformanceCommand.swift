@@ -9,7 +9,7 @@ struct ConformanceCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "conformance",
         abstract: "Run a published conformance vector file.",
-        subcommands: [BIP340.self, NIP44.self, MLS.self, Pigeon.self, Noise.self, Mesh.self]
+        subcommands: [BIP340.self, NIP44.self, MLS.self, Pigeon.self, Noise.self, Mesh.self, Feed.self]
     )
 
     struct BIP340: VectorFileCommand {
@@ -70,6 +70,15 @@ struct ConformanceCommand: AsyncParsableCommand {
         @OptionGroup var globals: GlobalOptions
         @Argument(help: "The vector file.") var file: String
         static func run(_ bytes: [UInt8]) -> ConformanceReport { MeshConformance.run(json: bytes) }
+    }
+
+    struct Feed: VectorFileCommand {
+        static let configuration = CommandConfiguration(
+            commandName: "feed",
+            abstract: "A feed vector file (envelopes, audiences, reject, pq, sync); kinds not built yet count as skipped.")
+        @OptionGroup var globals: GlobalOptions
+        @Argument(help: "The vector file.") var file: String
+        static func run(_ bytes: [UInt8]) -> ConformanceReport { FeedConformance.run(json: bytes) }
     }
 
     static func read(_ path: String, json: Bool) throws -> [UInt8] {
