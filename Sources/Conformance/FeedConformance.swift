@@ -34,6 +34,8 @@ public enum FeedConformance {
         "canonical_json": canonicalJSON, "envelope": envelope, "content": content, "chain": chain,
         "envelope_reject": envelopeReject, "content_reject": contentReject,
         "self": sealSelf, "contacts": sealContacts, "group": sealGroup, "open": open,
+        "mlkem_keygen": mlkemKeygen, "mlkem_encaps": mlkemEncaps, "mlkem_decaps": mlkemDecaps, "pq_bundle": pqBundle,
+        "bundle_reject": bundleReject,
     ]
 
     // MARK: Fields
@@ -265,6 +267,56 @@ public enum FeedConformance {
             try check("content", canonical, Array(try string(entry["expect"], "content").utf8))
         } else {
             try check("error", status.name, expectedError(entry) ?? "none")
+        }
+    }
+
+    // MARK: pq.json
+
+    private static func kem(_ entry: JSONValue) throws -> MLKEM768.PrivateKey {
+        try MLKEM768.PrivateKey(seedRepresentation: hex(entry, "seed"), publicKey: nil)
+    }
+
+    /// swift-crypto derives the key pair from the seed; it does not expose the 2,400-byte
+    /// expanded `dk`, so the encapsulation key and its hash are what is compared.
+    private static func mlkemKeygen(_ entry: JSONValue) throws {
+        let ek = Array(try kem(entry).publicKey.rawRepresentation)
+        try check("ek", ek, try hex(entry["expect"], "ek"))
+        try check("ek sha256", Array(SHA256.hash(data: ek)), try hex(entry["expect"], "ek_sha256"))
+    }
+
+    /// swift-crypto's encapsulation draws its own randomness (no `Encaps_internal(m)`), so the
+    /// vector's ciphertext is checked by decapsulating it to the vector's shared secret.
+    private static func mlkemEncaps(_ entry: JSONValue) throws {
+        let ss = try kem(entry).decapsulate(try hex(entry["expect"], "ct")).withUnsafeBytes { Array($0) }
+        try check("shared secret", ss, try hex(entry["expect"], "ss"))
+    }
+
+    private static func mlkemDecaps(_ entry: JSONValue) throws {
+        let ss = try kem(entry).decapsulate(try hex(entry, "ct")).withUnsafeBytes { Array($0) }
+        try check("shared secret", ss, try hex(entry["expect"], "ss"))
+    }
+
+    private static func pqBundle(_ entry: JSONValue) throws {
+        let expect = entry["expect"]
+        let seed = try hex(entry, "identity_seed")
+        let identity = try Curve25519.Signing.PrivateKey(rawRepresentation: seed)
+        let staticKey = try Curve25519.KeyAgreement.PrivateKey(rawRepresentation: hex(entry, "static_private"))
+        guard let createdText = entry["created_at"]?.stringValue ?? entry["created_at"]?.integerValue.map(String.init),
+              let createdAt = UInt64(createdText) else { throw CaseFailure("created_at") }
+        let (bundle, _) = try PQBundle.make(identity: identity, staticKey: Array(staticKey.publicKey.rawRepresentation), createdAt: createdAt,
+                                            kemSeed: try hex(entry, "kem_seed"))
+        try check("bundle", bundle.bytes, try hex(expect, "bundle"))
+        try check("signed message", PQBundle.domain + bundle.bytes.prefix(1257), try hex(expect, "signed_message"))
+        try check("bundle sha256", bundle.hash, try hex(expect, "bundle_sha256"))
+        try check("presence key", FeedKeys.presenceKey(identitySeed: seed, createdAt: createdAt), try hex(expect, "presence_key"))
+    }
+
+    private static func bundleReject(_ entry: JSONValue) throws {
+        do {
+            _ = try PQBundle.decode(try hex(entry, "bundle"))
+            throw CaseFailure("accepted; expected \(expectedError(entry) ?? "?")")
+        } catch let error as FeedError {
+            try check("error", error.rawValue, expectedError(entry) ?? "none")
         }
     }
 }

@@ -112,28 +112,3 @@ public enum FeedContent {
         }
     }
 }
-
-/// The parts of a PQ bundle (feed.md 5.3) that contents refer to.
-public enum PQBundle {
-    public static let domain = Array("burrow-feed-v1:pq-bundle".utf8)
-    public static let version: UInt8 = 0x01
-    public static let encapsulationKeyCount = 1184
-
-    static func u64(_ value: UInt64) -> [UInt8] { withUnsafeBytes(of: value.bigEndian, Array.init) }
-
-    /// FIPS 203 §7.2's input check of an ML-KEM-768 encapsulation key: 1,184 bytes, and each of
-    /// its 768 twelve-bit coefficients below q = 3329 (the modulus check: decoding and encoding
-    /// again gives the same bytes exactly when every coefficient is already reduced).
-    public static func isValidEncapsulationKey(_ ek: [UInt8]) -> Bool {
-        guard ek.count == encapsulationKeyCount else { return false }
-        var index = 0
-        while index < 1152 {
-            let b0 = UInt16(ek[index]), b1 = UInt16(ek[index + 1]), b2 = UInt16(ek[index + 2])
-            let first = b0 | (b1 & 0x0F) << 8
-            let second = b1 >> 4 | b2 << 4
-            guard first < 3329, second < 3329 else { return false }
-            index += 3
-        }
-        return true
-    }
-}

@@ -20,6 +20,11 @@ public enum FeedError: String, Error, Sendable, Equatable, CustomStringConvertib
     case decryptFailed = "decrypt_failed"
     case badContent = "bad_content"
     case typeMismatch = "type_mismatch"
+    // Keys (5.3).
+    case badBundle = "bad_bundle"
+    case badFeedKeys = "bad_feed_keys"
+    case identityMismatch = "identity_mismatch"
+    case bundleOutdated = "bundle_outdated"
 
     public var description: String { rawValue }
 }

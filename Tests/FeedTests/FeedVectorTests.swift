@@ -32,6 +32,13 @@ final class FeedVectorTests: XCTestCase {
         XCTAssertEqual(report.passed, 64, "33 envelope_reject, 31 content_reject")
     }
 
+    func testMLKEMAndBundles() throws {
+        let report = try run("pq.json")
+        XCTAssertEqual(report.failures, [])
+        XCTAssertEqual(report.passed, 16, "1 keygen, 2 encaps, 4 decaps, 2 bundles, 7 bundle rejects")
+        XCTAssertEqual(report.skipped, 9, "the feed-keys exchange and its rejects are not built yet")
+    }
+
     func testARunnerProvesNothingWithoutCases() {
         XCTAssertFalse(FeedConformance.run(json: Array("nope".utf8)).succeeded)
         XCTAssertFalse(FeedConformance.run(json: Array(#"{"format":"burrow-feed-v1-vectors","cases":[]}"#.utf8)).succeeded)
