@@ -35,7 +35,7 @@ public enum FeedConformance {
         "envelope_reject": envelopeReject, "content_reject": contentReject,
         "self": sealSelf, "contacts": sealContacts, "group": sealGroup, "open": open,
         "mlkem_keygen": mlkemKeygen, "mlkem_encaps": mlkemEncaps, "mlkem_decaps": mlkemDecaps, "pq_bundle": pqBundle,
-        "bundle_reject": bundleReject,
+        "bundle_reject": bundleReject, "contacts_key": contactsKey,
     ]
 
     // MARK: Fields
@@ -318,5 +318,39 @@ public enum FeedConformance {
         } catch let error as FeedError {
             try check("error", error.rawValue, expectedError(entry) ?? "none")
         }
+    }
+
+    /// One party of a `contacts_key` case: its bundle, ML-KEM key and static key.
+    private static func party(_ entry: JSONValue?) throws -> (bundle: PQBundle, kem: MLKEM768.PrivateKey,
+                                                             staticKey: Curve25519.KeyAgreement.PrivateKey) {
+        let identity = try Curve25519.Signing.PrivateKey(rawRepresentation: hex(entry, "identity_seed"))
+        let staticKey = try Curve25519.KeyAgreement.PrivateKey(rawRepresentation: hex(entry, "static_private"))
+        guard let createdText = entry?["created_at"]?.stringValue ?? entry?["created_at"]?.integerValue.map(String.init),
+              let createdAt = UInt64(createdText) else { throw CaseFailure("created_at") }
+        let (bundle, kem) = try PQBundle.make(identity: identity, staticKey: Array(staticKey.publicKey.rawRepresentation),
+                                              createdAt: createdAt, kemSeed: try hex(entry, "kem_seed"))
+        return (bundle, kem, staticKey)
+    }
+
+    private static func contactsKey(_ entry: JSONValue) throws {
+        let expect = entry["expect"]
+        let a = try party(entry["a"]), b = try party(entry["b"])
+        try check("bundle a", a.bundle.bytes, try hex(expect, "bundle_a"))
+        try check("bundle b", b.bundle.bytes, try hex(expect, "bundle_b"))
+        let ctToA = try hex(entry, "ct_to_a"), ctToB = try hex(entry, "ct_to_b")
+        let ssA = try a.kem.decapsulate(ctToA).withUnsafeBytes { Array($0) }
+        let ssB = try b.kem.decapsulate(ctToB).withUnsafeBytes { Array($0) }
+        try check("ss_a", ssA, try hex(expect, "ss_a"))
+        try check("ss_b", ssB, try hex(expect, "ss_b"))
+        let sideA = PairKey.Side(bundle: a.bundle, ciphertext: ctToA, sharedSecret: ssA)
+        let sideB = PairKey.Side(bundle: b.bundle, ciphertext: ctToB, sharedSecret: ssB)
+        let (x, ikm, info) = try PairKey.inputs(staticPrivate: a.staticKey, mine: sideA, theirs: sideB)
+        try check("x25519", x, try hex(expect, "x25519"))
+        try check("ikm", ikm, try hex(expect, "ikm"))
+        try check("info", info, try hex(expect, "info"))
+        let fromA = try PairKey.derive(staticPrivate: a.staticKey, mine: sideA, theirs: sideB)
+        let fromB = try PairKey.derive(staticPrivate: b.staticKey, mine: sideB, theirs: sideA)
+        try check("key (a)", fromA, try hex(expect, "key"))
+        try check("key (b)", fromB, try hex(expect, "key"))
     }
 }

@@ -22,8 +22,8 @@ final class FeedVectorTests: XCTestCase {
     func testAudiencesSelfContactsGroupAndOpening() throws {
         let report = try run("audiences.json")
         XCTAssertEqual(report.failures, [])
-        XCTAssertEqual(report.passed, 15, "2 self, 2 contacts, 2 group, 9 open")
-        XCTAssertEqual(report.skipped, 2, "contacts_key waits for ML-KEM")
+        XCTAssertEqual(report.passed, 17, "2 self, 2 contacts_key, 2 contacts, 2 group, 9 open")
+        XCTAssertEqual(report.skipped, 0)
     }
 
     func testEnvelopeAndContentRejects() throws {
