@@ -35,7 +35,7 @@ public enum FeedConformance {
         "envelope_reject": envelopeReject, "content_reject": contentReject,
         "self": sealSelf, "contacts": sealContacts, "group": sealGroup, "open": open,
         "mlkem_keygen": mlkemKeygen, "mlkem_encaps": mlkemEncaps, "mlkem_decaps": mlkemDecaps, "pq_bundle": pqBundle,
-        "bundle_reject": bundleReject, "contacts_key": contactsKey,
+        "bundle_reject": bundleReject, "contacts_key": contactsKey, "exchange": exchange, "feed_keys_reject": feedKeysReject,
     ]
 
     // MARK: Fields
@@ -352,5 +352,94 @@ public enum FeedConformance {
         let fromB = try PairKey.derive(staticPrivate: b.staticKey, mine: sideB, theirs: sideA)
         try check("key (a)", fromA, try hex(expect, "key"))
         try check("key (b)", fromB, try hex(expect, "key"))
+    }
+
+    /// The vectors' encapsulations, since swift-crypto has no `Encaps_internal(m)`: the
+    /// ciphertext an expected body carries, opened with the target bundle's own ML-KEM key (the
+    /// runner knows every party's seeds) for its shared secret. Every other byte of every body
+    /// is then Burrow's own and compared whole.
+    private final class VectorEncapsulator {
+        var seeds: [[UInt8]: [UInt8]] = [:]
+        var next: [UInt8]?
+
+        func encapsulate(_ bundle: PQBundle) throws -> (ciphertext: [UInt8], sharedSecret: [UInt8]) {
+            guard let ciphertext = next else { throw CaseFailure("an encapsulation the vector does not make") }
+            guard let seed = seeds[bundle.hash] else { throw CaseFailure("no ML-KEM seed for the target bundle") }
+            next = nil
+            let shared = try MLKEM768.PrivateKey(seedRepresentation: seed, publicKey: nil).decapsulate(ciphertext).withUnsafeBytes { Array($0) }
+            return (ciphertext, shared)
+        }
+
+        /// The ciphertext of an expected body with an encapsulation.
+        func expect(_ body: [UInt8]?) {
+            guard let body, body.count == FeedKeysBody.withEncapsulationCount else { return next = nil }
+            next = Array(body[(FeedKeysBody.plainCount + 32)...])
+        }
+    }
+
+    private static func exchangeParty(_ entry: JSONValue?) throws -> (exchange: FeedKeyExchange, identityKey: [UInt8]) {
+        let seed = try hex(entry, "identity_seed")
+        let identity = try Curve25519.Signing.PrivateKey(rawRepresentation: seed)
+        let staticKey = try Curve25519.KeyAgreement.PrivateKey(rawRepresentation: hex(entry, "static_private"))
+        return (FeedKeyExchange(identitySeed: seed, staticKey: staticKey), Array(identity.publicKey.rawRepresentation))
+    }
+
+    private static func exchange(_ entry: JSONValue) throws {
+        var parties = ["a": try exchangeParty(entry["a"]), "b": try exchangeParty(entry["b"])]
+        let encapsulator = VectorEncapsulator()
+        for (index, step) in (entry["steps"]?.arrayValue ?? []).enumerated() {
+            let name = try string(step, "party")
+            guard var party = parties[name], let peer = parties[name == "a" ? "b" : "a"] else { throw CaseFailure("party \(name)") }
+            let expect = step["expect"]
+            switch try string(step, "op") {
+            case "rotate":
+                guard let createdAt = step["created_at"]?.integerValue, createdAt >= 0 else { throw CaseFailure("created_at") }
+                let seed = try hex(step, "kem_seed")
+                let bundle = try party.exchange.rotate(createdAt: UInt64(createdAt), kemSeed: seed)
+                encapsulator.seeds[bundle.hash] = seed
+                try check("step \(index) bundle", bundle.bytes, try hex(expect, "bundle"))
+            case "send", "resend":
+                let expected = try hex(expect, "body")
+                encapsulator.expect(expected)
+                let body = try party.exchange.body(for: peer.identityKey, encapsulate: encapsulator.encapsulate)
+                try check("step \(index) body", body.bytes, expected)
+            case "deliver":
+                let expected = expect?["reply"]?.stringValue.flatMap { try? Hex.decode($0) }
+                encapsulator.expect(expected)
+                do {
+                    let reply = try party.exchange.receive(try hex(step, "body"), from: peer.identityKey, encapsulate: encapsulator.encapsulate)
+                    if let error = expect?["error"]?.stringValue { throw CaseFailure("step \(index) accepted; expected \(error)") }
+                    try check("step \(index) reply", reply?.bytes, expected)
+                } catch let error as FeedError {
+                    try check("step \(index) error", error.rawValue, expect?["error"]?.stringValue ?? "none")
+                }
+                let keys = party.exchange.pairKeys(with: peer.identityKey)
+                try check("step \(index) pair key", keys.last.map { Hex.encode($0.key) }, expect?["pair_key"]?.stringValue)
+                try check("step \(index) keys", Int64(keys.count), expect?["keys"]?.integerValue ?? -1)
+            case "drop":
+                break
+            default:
+                throw CaseFailure("unknown op")
+            }
+            parties[name] = party
+        }
+    }
+
+    private static func feedKeysReject(_ entry: JSONValue) throws {
+        var (receiver, _) = try exchangeParty(entry["receiver"])
+        guard let createdText = entry["receiver"]?["created_at"]?.stringValue ?? entry["receiver"]?["created_at"]?.integerValue.map(String.init),
+              let createdAt = UInt64(createdText) else { throw CaseFailure("created_at") }
+        _ = try receiver.rotate(createdAt: createdAt, kemSeed: try hex(entry["receiver"], "kem_seed"))
+        let peer = try hex(entry, "peer_identity_key")
+        if let first = entry["first"]?.stringValue {
+            guard let bytes = try? Hex.decode(first) else { throw CaseFailure("first") }
+            _ = try receiver.receive(bytes, from: peer, encapsulate: FeedKeyExchange.encapsulateFresh)
+        }
+        do {
+            _ = try receiver.receive(try hex(entry, "body"), from: peer, encapsulate: FeedKeyExchange.encapsulateFresh)
+            throw CaseFailure("accepted; expected \(expectedError(entry) ?? "?")")
+        } catch let error as FeedError {
+            try check("error", error.rawValue, expectedError(entry) ?? "none")
+        }
     }
 }

@@ -76,8 +76,9 @@ public struct UnverifiedEnvelope: Sendable {
             throw .badEnvelope
         }
         guard let timestamp = value["timestamp"]?.integer, (0...CanonicalJSON.maximumInteger).contains(timestamp) else { throw .badEnvelope }
+        guard let sequenceNumber = UInt32(exactly: sequence) else { throw .badEnvelope }
         guard let type = value["type"]?.string, Self.matches(type, 1...64, allowed: Self.lowerDigitUnderscore) else { throw .badEnvelope }
-        return EnvelopeFields(audience: audience, contentEncoded: content, feedID: feedID, previous: previous, sequence: UInt32(sequence),
+        return EnvelopeFields(audience: audience, contentEncoded: content, feedID: feedID, previous: previous, sequence: sequenceNumber,
                               signature: signature, timestamp: timestamp, type: type, version: 1)
     }
 

@@ -75,7 +75,7 @@ struct ConformanceCommand: AsyncParsableCommand {
     struct Feed: VectorFileCommand {
         static let configuration = CommandConfiguration(
             commandName: "feed",
-            abstract: "A feed vector file (envelopes, audiences, reject, pq, sync); kinds not built yet count as skipped.")
+            abstract: "A feed vector file (envelopes, audiences, reject, pq, sync); kinds not built yet (sync, relay) count as skipped.")
         @OptionGroup var globals: GlobalOptions
         @Argument(help: "The vector file.") var file: String
         static func run(_ bytes: [UInt8]) -> ConformanceReport { FeedConformance.run(json: bytes) }
