@@ -5,7 +5,7 @@
 // Built and run by `make fuzz` from the repository root.
 import PackageDescription
 
-let targets = ["mls-message", "group-data", "event-json", "nip44", "marmot-event", "group-event", "pigeon-frame", "pigeon-card", "mesh-packet", "mesh-fragment", "backup-file", "feed-envelope"]
+let targets = ["mls-message", "group-data", "event-json", "nip44", "marmot-event", "group-event", "pigeon-frame", "pigeon-card", "mesh-packet", "mesh-fragment", "backup-file", "feed-envelope", "feed-sync-frame"]
 
 let package = Package(
     name: "BurrowFuzz",

@@ -20,6 +20,11 @@ public enum FeedError: String, Error, Sendable, Equatable, CustomStringConvertib
     case decryptFailed = "decrypt_failed"
     case badContent = "bad_content"
     case typeMismatch = "type_mismatch"
+    // Sync (8.3, 8.4).
+    case badFrame = "bad_frame"
+    case linkFailed = "link_failed"
+    case linkReplay = "link_replay"
+    case messageIDMismatch = "message_id_mismatch"
     // Keys (5.3).
     case badBundle = "bad_bundle"
     case badFeedKeys = "bad_feed_keys"

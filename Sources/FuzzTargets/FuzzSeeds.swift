@@ -28,6 +28,7 @@ public enum FuzzSeeds {
         case MeshFragmentTarget.name: return try meshFragment()
         case BackupFileTarget.name: return try BackupFileTarget.seeds()
         case FeedEnvelopeTarget.name: return try FeedEnvelopeTarget.seeds()
+        case FeedSyncFrameTarget.name: return try FeedSyncFrameTarget.seeds()
         default: return []
         }
     }

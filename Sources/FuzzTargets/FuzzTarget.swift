@@ -61,6 +61,7 @@ public enum FuzzTargets {
         GroupEventTarget.self, PigeonFrameTarget.self, PigeonCardTarget.self, MeshPacketTarget.self, MeshFragmentTarget.self,
         BackupFileTarget.self,
         FeedEnvelopeTarget.self,
+        FeedSyncFrameTarget.self,
     ]
 
     public static func target(named name: String) -> (any FuzzTarget.Type)? {

@@ -177,4 +177,10 @@ extension FuzzSmokeTests {
         XCTAssertGreaterThan(result.histogram[.rejected("bad_json"), default: 0], 10)
         XCTAssertGreaterThan(result.histogram[.rejected("non_canonical"), default: 0] + result.histogram[.rejected("bad_envelope"), default: 0], 10)
     }
+
+    func testFeedSyncFrame() throws {
+        let result = try smoke(FeedSyncFrameTarget.self, mutations: 2000)
+        for (name, outcome) in result.generated { XCTAssertTrue(outcome.isAccepted, "generated seed \(name): \(outcome)") }
+        XCTAssertGreaterThan(result.histogram[.rejected("bad_frame"), default: 0], 100)
+    }
 }

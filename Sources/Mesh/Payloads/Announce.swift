@@ -25,17 +25,21 @@ public struct Announce: Sendable, Hashable {
     public var capabilities: Capabilities
     /// Up to 8 neighbour ids, most recently heard first.
     public var neighbours: [MeshID]
+    /// A node with feeds on: `HMAC-SHA256(P, "burrow-feed-v1:presence" ‖ mesh_key)[0..8)` (feed.md
+    /// 8.2, TLV 0x04); only its contacts, who hold `P`, can recognise it.
+    public var presenceTag: [UInt8]?
 
-    public init(nickname: String? = nil, capabilities: Capabilities, neighbours: [MeshID]) {
+    public init(nickname: String? = nil, capabilities: Capabilities, neighbours: [MeshID], presenceTag: [UInt8]? = nil) {
         self.nickname = nickname
         self.capabilities = capabilities
         self.neighbours = neighbours
+        self.presenceTag = presenceTag
     }
 
     public static func decode(_ payload: [UInt8]) throws(MeshError) -> Announce {
         var reader = ByteReader(payload)
         var lastType: UInt8?
-        var nickname: String?, capabilities: Capabilities?, neighbours: [MeshID]?
+        var nickname: String?, capabilities: Capabilities?, neighbours: [MeshID]?, presenceTag: [UInt8]?
         while !reader.isAtEnd {
             guard let type = try? reader.u8(), let length = try? reader.u8(), let value = try? reader.take(Int(length)) else {
                 throw .badPayload
@@ -54,12 +58,15 @@ public struct Announce: Sendable, Hashable {
             case 0x03:
                 guard value.count % 8 == 0, value.count / 8 <= maxNeighbours else { throw .badPayload }
                 neighbours = stride(from: 0, to: value.count, by: 8).compactMap { MeshID(bytes: value[$0..<($0 + 8)]) }
+            case 0x04:
+                guard value.count == 8 else { throw .badPayload }
+                presenceTag = Array(value)
             default:
                 continue
             }
         }
         guard let capabilities, let neighbours else { throw .badPayload }
-        return Announce(nickname: nickname, capabilities: capabilities, neighbours: neighbours)
+        return Announce(nickname: nickname, capabilities: capabilities, neighbours: neighbours, presenceTag: presenceTag)
     }
 
     public func encoded() throws(MeshError) -> [UInt8] {
@@ -74,6 +81,10 @@ public struct Announce: Sendable, Hashable {
         guard neighbours.count <= Self.maxNeighbours else { throw .invalidArgument }
         out += [0x03, UInt8(neighbours.count * 8)]
         for id in neighbours { out.appendU64(id.value) }
+        if let presenceTag {
+            guard presenceTag.count == 8 else { throw .invalidArgument }
+            out += [0x04, 8] + presenceTag
+        }
         return out
     }
 }
