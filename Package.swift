@@ -169,7 +169,7 @@ let package = Package(
         // Feeds (issue 26, Docs/protocols/feed.md), sans-I/O: canonical JSON, envelopes, chains, contents, audiences.
         .target(
             name: "Feed",
-            dependencies: [.product(name: "Crypto", package: "swift-crypto")],
+            dependencies: ["Nostr", .product(name: "Crypto", package: "swift-crypto")],
             swiftSettings: swift6
         ),
         .target(

@@ -38,6 +38,7 @@ public enum FeedConformance {
         "mlkem_keygen": mlkemKeygen, "mlkem_encaps": mlkemEncaps, "mlkem_decaps": mlkemDecaps, "pq_bundle": pqBundle,
         "bundle_reject": bundleReject, "contacts_key": contactsKey, "exchange": exchange, "feed_keys_reject": feedKeysReject,
         "frame": frame, "frame_reject": frameReject, "presence": presence, "link": link, "link_reject": linkReject,
+        "nostr_event": nostrEvent, "event_reject": eventReject, "chunk_reject": chunkReject,
     ]
 
     // MARK: Fields
@@ -545,5 +546,59 @@ public enum FeedConformance {
         } catch let error as FeedError {
             try check("error", error.rawValue, expectedError(entry) ?? "none")
         }
+    }
+
+    // MARK: The relay carrier and chunks
+
+    /// `follows` (identity keys, hex) as feed id → identity key.
+    private static func follows(_ entry: JSONValue) throws -> [[UInt8]: [UInt8]] {
+        var out: [[UInt8]: [UInt8]] = [:]
+        for item in entry["follows"]?.arrayValue ?? [] {
+            guard let text = item.stringValue, let key = try? Hex.decode(text, length: 32) else { throw CaseFailure("follows") }
+            out[FeedKeys.feedID(identityKey: key)] = key
+        }
+        return out
+    }
+
+    private static func nostrEvent(_ entry: JSONValue) throws {
+        let follows = try follows(entry)
+        let keys = Keys(secretKey: try SecretKey(bytes: hex(entry, "nostr_secret")))
+        guard let createdAt = entry["created_at"]?.integerValue, let identityKey = follows.values.first else { throw CaseFailure("created_at") }
+        let envelope = try UnverifiedEnvelope.decode(try bytes(entry, "envelope")).verify(identityKey: identityKey)
+        let event = try FeedRelayCarrier.event(for: envelope, keys: keys, createdAt: createdAt, auxRand: try hex(entry, "aux"))
+        guard let expected = entry["expect"]?["event"] else { throw CaseFailure("expect.event") }
+        try check("id", event.id.hex, try string(expected, "id"))
+        try check("pubkey", event.pubkey.hex, try string(expected, "pubkey"))
+        try check("kind", Int64(event.kind), expected["kind"]?.integerValue ?? -1)
+        try check("tags", event.tags, (expected["tags"]?.arrayValue ?? []).map { ($0.arrayValue ?? []).compactMap(\.stringValue) })
+        try check("content", event.content, try string(expected, "content"))
+        try check("sig", Hex.encode(event.sig), try string(expected, "sig"))
+        let opened = try FeedRelayCarrier.open(event.jsonBytes, follows: follows)
+        try check("message id", Base64URL.encode(opened.messageID), try string(entry["expect"], "message_id"))
+    }
+
+    private static func eventReject(_ entry: JSONValue) throws {
+        guard let event = entry["event"] else { throw CaseFailure("event") }
+        do {
+            _ = try FeedRelayCarrier.open(event.jsonBytes, follows: try follows(entry))
+            throw CaseFailure("accepted; expected \(expectedError(entry) ?? "?")")
+        } catch let error as FeedError {
+            try check("error", error.rawValue, expectedError(entry) ?? "none")
+        }
+    }
+
+    private static func chunkReject(_ entry: JSONValue) throws {
+        let follows = try follows(entry)
+        let requested = Set(try (entry["requested"]?.arrayValue ?? []).map { try b64($0.stringValue ?? "") })
+        var chains = follows.mapValues { FeedChain(identityKey: $0) }
+        let messageID = try hex(entry, "message_id")
+        let received = FeedChunkReceiver.receive(messageID: messageID, envelope: try bytes(entry, "envelope"), requested: requested,
+                                                 chains: &chains)
+        let expect = entry["expect"]
+        switch received.result {
+        case .success(let status): try check("status", status.rawValue, expect?["status"]?.stringValue ?? "error")
+        case .failure(let error): try check("error", error.rawValue, expect?["error"]?.stringValue ?? "none")
+        }
+        try check("ack", SyncFrame.ack(messageID: messageID, refused: received.refused).bytes, try hex(expect, "ack"))
     }
 }

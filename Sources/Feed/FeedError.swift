@@ -25,6 +25,8 @@ public enum FeedError: String, Error, Sendable, Equatable, CustomStringConvertib
     case linkFailed = "link_failed"
     case linkReplay = "link_replay"
     case messageIDMismatch = "message_id_mismatch"
+    // Relay carrier (9).
+    case badEvent = "bad_event"
     // Keys (5.3).
     case badBundle = "bad_bundle"
     case badFeedKeys = "bad_feed_keys"

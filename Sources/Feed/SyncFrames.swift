@@ -37,7 +37,7 @@ public enum SyncFrame: Equatable, Sendable {
 
     static func u32(_ v: UInt32) -> [UInt8] { withUnsafeBytes(of: v.bigEndian, Array.init) }
 
-    var bytes: [UInt8] {
+    public var bytes: [UInt8] {
         switch self {
         case .request(let feedID, let have): return feedID + Self.u32(have)
         case .range(let feedID, let from, let to): return feedID + Self.u32(from) + Self.u32(to)

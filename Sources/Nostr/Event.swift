@@ -82,6 +82,17 @@ public struct Event: Sendable, Hashable, TaggedEvent {
         return Event(id: id, pubkey: pubkey, createdAt: createdAt, kind: kind, tags: tags, content: content, sig: sig)
     }
 
+    /// As above with the given 32 bytes of BIP-340 aux randomness (reproducible events: vectors).
+    public static func sign(kind: Int, content: String, tags: [[String]] = [], createdAt: Int64, keys: Keys, auxRand: [UInt8]) throws -> Event {
+        guard Kind.validRange.contains(kind) else { throw NostrError.kindOutOfRange(Int64(kind)) }
+        guard createdAt >= 0 else { throw NostrError.invalidField("created_at", reason: "negative") }
+        let pubkey = keys.publicKey
+        let id = EventID(digestOf: EventFields.canonicalSerialization(
+            pubkey: pubkey, createdAt: createdAt, kind: kind, tags: tags, content: content))
+        let sig = try keys.sign(id.bytes, auxRand: auxRand)
+        return Event(id: id, pubkey: pubkey, createdAt: createdAt, kind: kind, tags: tags, content: content, sig: sig)
+    }
+
     public var kindClass: KindClass { KindClass(kind: kind) }
 
     /// The NIP-01 canonical serialization `[0,pubkey,created_at,kind,tags,content]`.

@@ -1,0 +1,36 @@
+import Crypto
+
+/// A received feed-chunk (feed.md 8.4): its data must hash to its message id, its feed must be
+/// one asked for in this session, then it goes through 4.4 and the feed's chain (7.1). The ack
+/// says 0x00 for anything verified (accepted, held, duplicate, below the window), 0x01 refused.
+public enum FeedChunkReceiver {
+    public struct Received: Sendable {
+        public let result: Result<ChainOutcome.Status, FeedError>
+        public let released: [ChainOutcome.Release]
+        public var refused: Bool { if case .failure = result { return true } else { return false } }
+    }
+
+    /// `requested`: feed ids asked for in this session; `chains`: the followed feeds by feed id.
+    public static func receive(messageID: [UInt8], envelope bytes: [UInt8], requested: Set<[UInt8]>,
+                               chains: inout [[UInt8]: FeedChain]) -> Received {
+        guard FeedKeys.messageID(of: bytes) == messageID else { return Received(result: .failure(.messageIDMismatch), released: []) }
+        let unverified: UnverifiedEnvelope
+        do { unverified = try UnverifiedEnvelope.decode(bytes, origin: .peer) } catch {
+            return Received(result: .failure(error), released: [])
+        }
+        let feedID = unverified.fields.feedID
+        guard requested.contains(feedID), var chain = chains[feedID] else { return Received(result: .failure(.feedIDMismatch), released: []) }
+        let envelope: Envelope
+        do { envelope = try unverified.verify(identityKey: chain.identityKey) } catch {
+            return Received(result: .failure(error), released: [])
+        }
+        let outcome = chain.receive(envelope)
+        chains[feedID] = chain
+        return Received(result: outcome.result, released: outcome.released)
+    }
+}
+
+extension FeedKeys {
+    /// SHA-256 of an envelope's bytes as they travel.
+    public static func messageID(of bytes: [UInt8]) -> [UInt8] { Array(SHA256.hash(data: bytes)) }
+}
