@@ -47,6 +47,16 @@ public final class BurrowStore: @unchecked Sendable {
         StoreHome.fileExists(StoreHome(home).headerPath)
     }
 
+    /// Removes a home this program just created and must not keep (a restore that failed half
+    /// way): the store's files, then the directory if nothing else is in it. Never call it on a
+    /// home that existed before.
+    public static func removeCreatedHome(_ home: URL) {
+        let files = StoreHome(home)
+        files.removeIncompleteStore()
+        for path in [files.headerPath, files.lockPath] { unlink(path) }
+        rmdir(files.directory.path)
+    }
+
     /// Waits up to `timeout` for the process holding the home to let it go (a command that
     /// is finishing); whether it is free now. Polls the lock every 50 ms and takes nothing.
     public static func waitUntilFree(home: URL, timeout: Duration) -> Bool {

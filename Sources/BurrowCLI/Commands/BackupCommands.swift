@@ -116,10 +116,7 @@ struct BackupRestoreCommand: BurrowCommand {
         guard !BurrowNode.exists(home: home) else {
             throw CLIError(.already_initialized, "\(home.path) already holds a store: restore into a new home (--home DIR)")
         }
-        let sealed = try BackupReader.read(file)
-        let passphrase = try backupPassphrase.resolve(confirm: false)
-        BackupProgress.say("opening the backup (Argon2id)…")
-        let content = try BackupContent.decode(try BackupFile.open(sealed, passphrase: passphrase))
+        let content = try BackupOpening.open(file, backupPassphrase).content
         let storePassphrase = try Passphrase.resolve(globals, confirm: true)
         BackupProgress.say("creating the store…")
         let (node, summary) = try BurrowNode.restore(content, home: home, passphrase: storePassphrase, kdfMemoryMiB: kdfMemoryMiB)
@@ -145,9 +142,7 @@ struct BackupVerifyCommand: BurrowCommand {
     @OptionGroup var backupPassphrase: BackupPassphraseOptions
 
     func execute() async throws -> CommandOutput {
-        let sealed = try BackupReader.read(file)
-        let passphrase = try backupPassphrase.resolve(confirm: false)
-        let content = try BackupContent.decode(try BackupFile.open(sealed, passphrase: passphrase))
+        let content = try BackupOpening.open(file, backupPassphrase).content
         let summary = BackupSummary(content)
         return CommandOutput(fields: [("file", .string(file)), ("verified", .bool(true))] + summary.fields,
                              human: "\(file) opens and is intact.\n" + summary.human)
@@ -162,10 +157,7 @@ struct BackupShowCommand: BurrowCommand {
     @OptionGroup var backupPassphrase: BackupPassphraseOptions
 
     func execute() async throws -> CommandOutput {
-        let sealed = try BackupReader.read(file)
-        let header = try BackupFile.header(of: sealed)
-        let passphrase = try backupPassphrase.resolve(confirm: false)
-        let content = try BackupContent.decode(try BackupFile.open(sealed, passphrase: passphrase))
+        let (header, content) = try BackupOpening.open(file, backupPassphrase)
         let summary = BackupSummary(content)
         var fields: [(String, JSONOutput)] = [("file", .string(file)), ("format_version", .int(Int64(header.version))),
                                               ("kdf", .object([("algorithm", .string("argon2id")), ("passes", .int(Int64(header.kdf.passes))),
@@ -207,6 +199,18 @@ struct BackupSummary {
         lines.append("contacts: \(content.contacts.count), groups: \(content.groups.count), "
                      + "messages: \(content.groupMessages.count) in groups, \(content.directMessages.count) direct")
         return lines.joined(separator: "\n")
+    }
+}
+
+/// A backup file read (bounded), its header checked, opened with its passphrase and decoded:
+/// what `restore`, `verify` and `show` start with.
+enum BackupOpening {
+    static func open(_ file: String, _ passphrase: BackupPassphraseOptions) throws -> (header: BackupFile.Header, content: BackupContent) {
+        let sealed = try BackupReader.read(file)
+        let header = try BackupFile.header(of: sealed)
+        let key = try passphrase.resolve(confirm: false)
+        BackupProgress.say("opening the backup (Argon2id)…")
+        return (header, try BackupContent.decode(try BackupFile.open(sealed, passphrase: key)))
     }
 }
 

@@ -146,7 +146,7 @@ extension BurrowNode {
             }
         } catch {
             node.close()
-            StoreHomeRemoval.remove(home)
+            BurrowStore.removeCreatedHome(home)
             if let store = error as? StoreError, case .sqlite = store { throw BackupError.corrupt("a row of the backup does not fit the store") }
             throw error
         }
@@ -154,17 +154,6 @@ extension BurrowNode {
             npub: node.publicKey.npub, contacts: content.contacts.map(\.name), groups: content.groups.filter { $0.state == "active" }.map(\.name),
             groupMessages: content.groupMessages.count, directMessages: content.directMessages.count, backupCreatedAt: content.createdAt)
         return (node, summary)
-    }
-}
-
-/// Removes a home a failed restore created (only the store's own files, then the directory if
-/// it is empty): the home did not exist before, so nothing of the user's is touched.
-enum StoreHomeRemoval {
-    static func remove(_ home: URL) {
-        for name in ["store.header", "store.header.tmp", "store.db", "store.db-wal", "store.db-shm", "store.db-journal", "store.lock"] {
-            unlink(home.appendingPathComponent(name).path)
-        }
-        rmdir(home.path)
     }
 }
 
