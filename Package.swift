@@ -196,7 +196,7 @@ let package = Package(
         .executableTarget(
             name: "burrow-bench",
             dependencies: [
-                "Nostr", "MLS", "Marmot", "Store", "Node", "CSecp256k1", "RelayClient", "Mesh", "Pigeon", "Backup", "CSodium",
+                "Nostr", "MLS", "Marmot", "Store", "Node", "CSecp256k1", "RelayClient", "Mesh", "Pigeon", "Backup", "Feed", "CSodium",
                 .product(name: "Logging", package: "swift-log"), .product(name: "Crypto", package: "swift-crypto"),
             ],
             swiftSettings: swift6

@@ -13,8 +13,7 @@ public indirect enum FeedJSON: Equatable, Sendable {
 
     public subscript(name: String) -> FeedJSON? {
         guard case .object(let members) = self else { return nil }
-        let key = Array(name.utf8)
-        return members.first { Array($0.name.utf8) == key }?.value
+        return members.first { $0.name.utf8.elementsEqual(name.utf8) }?.value
     }
 
     public var string: String? { if case .string(let s) = self { return s } else { return nil } }
@@ -99,7 +98,8 @@ public enum CanonicalJSON {
     /// Parses `bytes` strictly: `badJSON` for invalid UTF-8, anything outside RFC 8259, a
     /// duplicate member name, a lone surrogate escape, nesting deeper than 16, trailing bytes.
     public static func parse(_ bytes: [UInt8]) throws(FeedError) -> FeedJSON {
-        guard String(validating: bytes, as: UTF8.self) != nil else { throw .badJSON }
+        // ASCII (every envelope) is valid UTF-8 without building a String to find out.
+        guard bytes.allSatisfy({ $0 < 0x80 }) || String(validating: bytes, as: UTF8.self) != nil else { throw .badJSON }
         var parser = Parser(bytes: bytes)
         parser.skipWhitespace()
         let value = try parser.value(depth: 0)

@@ -13,7 +13,7 @@ protocol BenchSection: Sendable {
 
 enum BenchSections {
     static let all: [BenchSection] = [
-        NostrBench(), MLSBench(), MarmotBench(), PigeonBench(), RelayLoadBench(), MeshBench(), StrangerBench(), LocationBench(), BackupBench(),
+        NostrBench(), MLSBench(), MarmotBench(), PigeonBench(), RelayLoadBench(), MeshBench(), StrangerBench(), LocationBench(), BackupBench(), FeedBench(),
     ]
 }
 
