@@ -32,15 +32,18 @@ extension FeedConformance {
         try check("shared secret", ss, try hex(entry["expect"], "ss"))
     }
 
+    /// A party's bundle time (ms), written as a number or a decimal string.
+    static func createdAt(_ entry: JSONValue?) throws -> UInt64 {
+        guard let text = entry?["created_at"]?.stringValue ?? entry?["created_at"]?.integerValue.map(String.init),
+              let createdAt = UInt64(text) else { throw CaseFailure("created_at") }
+        return createdAt
+    }
+
     static func pqBundle(_ entry: JSONValue) throws {
         let expect = entry["expect"]
+        let bundle = try party(entry).bundle
+        let createdAt = try createdAt(entry)
         let seed = try hex(entry, "identity_seed")
-        let identity = try Curve25519.Signing.PrivateKey(rawRepresentation: seed)
-        let staticKey = try Curve25519.KeyAgreement.PrivateKey(rawRepresentation: hex(entry, "static_private"))
-        guard let createdText = entry["created_at"]?.stringValue ?? entry["created_at"]?.integerValue.map(String.init),
-              let createdAt = UInt64(createdText) else { throw CaseFailure("created_at") }
-        let (bundle, _) = try PQBundle.make(identity: identity, staticKey: Array(staticKey.publicKey.rawRepresentation), createdAt: createdAt,
-                                            kemSeed: try hex(entry, "kem_seed"))
         try check("bundle", bundle.bytes, try hex(expect, "bundle"))
         try check("signed message", PQBundle.domain + bundle.bytes.prefix(1257), try hex(expect, "signed_message"))
         try check("bundle sha256", bundle.hash, try hex(expect, "bundle_sha256"))
@@ -56,15 +59,13 @@ extension FeedConformance {
         }
     }
 
-    /// One party of a `contacts_key` case: its bundle, ML-KEM key and static key.
+    /// A party of a `pq_bundle` or `contacts_key` case: its bundle, ML-KEM key and static key.
     static func party(_ entry: JSONValue?) throws -> (bundle: PQBundle, kem: MLKEM768.PrivateKey,
                                                              staticKey: Curve25519.KeyAgreement.PrivateKey) {
         let identity = try Curve25519.Signing.PrivateKey(rawRepresentation: hex(entry, "identity_seed"))
         let staticKey = try Curve25519.KeyAgreement.PrivateKey(rawRepresentation: hex(entry, "static_private"))
-        guard let createdText = entry?["created_at"]?.stringValue ?? entry?["created_at"]?.integerValue.map(String.init),
-              let createdAt = UInt64(createdText) else { throw CaseFailure("created_at") }
         let (bundle, kem) = try PQBundle.make(identity: identity, staticKey: Array(staticKey.publicKey.rawRepresentation),
-                                              createdAt: createdAt, kemSeed: try hex(entry, "kem_seed"))
+                                              createdAt: try createdAt(entry), kemSeed: try hex(entry, "kem_seed"))
         return (bundle, kem, staticKey)
     }
 
@@ -163,9 +164,7 @@ extension FeedConformance {
 
     static func feedKeysReject(_ entry: JSONValue) throws {
         var (receiver, _) = try exchangeParty(entry["receiver"])
-        guard let createdText = entry["receiver"]?["created_at"]?.stringValue ?? entry["receiver"]?["created_at"]?.integerValue.map(String.init),
-              let createdAt = UInt64(createdText) else { throw CaseFailure("created_at") }
-        _ = try receiver.rotate(createdAt: createdAt, kemSeed: try hex(entry["receiver"], "kem_seed"))
+        _ = try receiver.rotate(createdAt: try createdAt(entry["receiver"]), kemSeed: try hex(entry["receiver"], "kem_seed"))
         let peer = try hex(entry, "peer_identity_key")
         if let first = entry["first"]?.stringValue {
             guard let bytes = try? Hex.decode(first) else { throw CaseFailure("first") }

@@ -55,10 +55,12 @@ extension BurrowNode {
             var groupMessages: [BackupContent.GroupMessage] = []
             var memberNames: [BackupContent.MemberName] = []
             let keptStates: Set<StoredGroup.State> = [.active, .leaving, .left, .removed]
-            let rows = try tx.groups.list().filter { keptStates.contains($0.state) }
+            // Each kept group's state is decoded once, for its name, epoch and members.
+            let kept = parts.contains(.groups) || parts.contains(.messages)
+                ? try tx.groups.list().filter { keptStates.contains($0.state) }.map { try LoadedGroup($0) } : []
             if parts.contains(.groups) {
-                for row in rows {
-                    let loaded = try LoadedGroup(row)
+                for loaded in kept {
+                    let row = loaded.row
                     groups.append(.init(mlsGroupID: Data(row.mlsGroupID), nostrGroupID: Data(row.nostrGroupID), state: row.state.rawValue,
                                         mlsState: Data(row.mlsState), createdAt: row.createdAt, lastSelfUpdate: row.lastSelfUpdate,
                                         syncSince: row.syncSince, name: loaded.group.data.name, epoch: Int64(clamping: loaded.group.epoch)))
@@ -67,18 +69,17 @@ extension BurrowNode {
             if parts.contains(.messages) {
                 // Without the groups, a group's history is kept under its own group id (shown
                 // by `messages` once the group is joined again).
-                for row in rows {
-                    for m in try tx.messages.list(mlsGroupID: row.mlsGroupID) {
+                for loaded in kept {
+                    let groupID = loaded.row.mlsGroupID
+                    for m in try tx.messages.list(mlsGroupID: groupID) {
                         groupMessages.append(.init(mlsGroupID: Data(m.mlsGroupID), id: Data(m.id), eventID: Data(m.eventID), sender: Data(m.sender),
                                                    kind: m.kind, createdAt: m.createdAt, content: m.content, rumorJSON: m.rumorJSON,
                                                    epoch: m.epoch, receivedAt: m.receivedAt, generation: m.generation))
                     }
-                }
-                for row in rows {
-                    for member in try LoadedGroup(row).group.members {
-                        if let name = try tx.memberNames.name(pubkey: member.bytes, mlsGroupID: row.mlsGroupID),
-                           let at = try tx.memberNames.updatedAt(pubkey: member.bytes, mlsGroupID: row.mlsGroupID) {
-                            memberNames.append(.init(pubkey: Data(member.bytes), mlsGroupID: Data(row.mlsGroupID), name: name, updatedAt: at))
+                    for member in loaded.group.members {
+                        if let name = try tx.memberNames.name(pubkey: member.bytes, mlsGroupID: groupID),
+                           let at = try tx.memberNames.updatedAt(pubkey: member.bytes, mlsGroupID: groupID) {
+                            memberNames.append(.init(pubkey: Data(member.bytes), mlsGroupID: Data(groupID), name: name, updatedAt: at))
                         }
                     }
                 }

@@ -48,16 +48,15 @@ extension GroupService {
                                                            detail: "the relays no longer hold this group's history since the backup; "
                                                                + "asked \(admin.npub.prefix(16))… to re-add us"))
                     } else {
-                        _ = try await commit(id, timeout: timeout) { group, now, rng in try group.selfUpdate(now: now, using: &rng) }
+                        let updated = try await commit(id, timeout: timeout) { group, now, rng in try group.selfUpdate(now: now, using: &rng) }
                         try store.transaction { tx in
                             var current = try loadGroup(mlsGroupID: id, in: tx)
                             current.row.lastSelfUpdate = Self.now()
                             try current.save(tx)
                             try tx.settings.set(key, Settings.RestoreStage.resumed(at: Self.now()))
                         }
-                        let epoch = (try? store.transaction { try loadGroup(mlsGroupID: id, in: $0).group.epoch }) ?? loaded.group.epoch
                         report.restoredGroups.append(.init(group: id.hex, name: name, stage: .resumed,
-                                                           detail: "caught up and replaced our keys (epoch \(epoch))"))
+                                                           detail: "caught up and replaced our keys (epoch \(updated.epoch))"))
                     }
                 case Settings.RestoreStage.rejoining:
                     guard let outcome = try await acceptReAdd(id, timeout: timeout) else { continue }
