@@ -38,7 +38,8 @@ public enum FeedConformance {
         "mlkem_keygen": mlkemKeygen, "mlkem_encaps": mlkemEncaps, "mlkem_decaps": mlkemDecaps, "pq_bundle": pqBundle,
         "bundle_reject": bundleReject, "contacts_key": contactsKey, "exchange": exchange, "feed_keys_reject": feedKeysReject,
         "frame": frame, "frame_reject": frameReject, "presence": presence, "link": link, "link_reject": linkReject,
-        "nostr_event": nostrEvent, "event_reject": eventReject, "chunk_reject": chunkReject,
+        "nostr_event": nostrEvent, "event_reject": eventReject, "chunk_reject": chunkReject, "session": session,
+        "mesh_packet": meshPacket,
     ]
 
     // MARK: Fields

@@ -18,7 +18,7 @@ public enum MeshPacketTarget: FuzzTarget {
         try routerProperty(bytes)
         let packet: UnverifiedPacket
         do {
-            packet = try UnverifiedPacket.decode(bytes)
+            packet = try UnverifiedPacket.decode(bytes, feeds: true)
         } catch {
             return .rejected(error.rawValue)
         }
@@ -56,7 +56,8 @@ public enum MeshPacketTarget: FuzzTarget {
             }
         case .nostrEvent:
             _ = try? CarriedEvent.verify(payload)
-        case .dm, .leave:
+        case .dm, .leave, .feedRequest, .feedOffer, .feedChunk, .feedAck, .feedRange:
+            // Opaque here: a feed payload is sealed between two contacts (feed.md 8.3).
             break
         }
     }
@@ -64,6 +65,7 @@ public enum MeshPacketTarget: FuzzTarget {
     static func routerProperty(_ bytes: [UInt8]) throws {
         var configuration = MeshConfiguration()
         configuration.announces = false
+        configuration.feeds = true
         guard let key = try? MeshKey(seed: [UInt8](repeating: 0x42, count: 32)) else { throw PropertyViolation(name, "fixed key") }
         var router = MeshRouter(identity: MeshIdentity(key: key, now: now), configuration: configuration, now: now,
                                 random: SplitMix64(seed: 1))

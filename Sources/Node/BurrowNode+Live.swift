@@ -124,7 +124,7 @@ extension BurrowNode {
                         // handshake answer steps it from there.
                         self.meshBridge.enqueueMeshDM(frame, from: delivery.packet.sender)
                         if meshDMWake.push(true) == .wake { continuation.yield(.meshDM) }
-                    case .beacon, .join: continue
+                    case .beacon, .join, .feed, .presence: continue
                     }
                 }
             }

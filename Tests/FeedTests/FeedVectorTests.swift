@@ -40,11 +40,11 @@ final class FeedVectorTests: XCTestCase {
         XCTAssertEqual(report.skipped, 0)
     }
 
-    func testSyncFramesPresenceAndLinks() throws {
+    func testSyncFramesPresenceLinksPacketsAndSessions() throws {
         let report = try run("sync.json")
         XCTAssertEqual(report.failures, [])
-        XCTAssertEqual(report.passed, 11, "7 frames, 2 presence, 1 link, 1 relay event")
-        XCTAssertEqual(report.skipped, 6, "mesh packets and sessions are not built yet")
+        XCTAssertEqual(report.passed, 17, "7 frames, 2 presence, 1 link, 2 mesh packets, 1 relay event, 4 sessions")
+        XCTAssertEqual(report.skipped, 0)
     }
 
     func testARunnerProvesNothingWithoutCases() {

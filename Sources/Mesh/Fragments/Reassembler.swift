@@ -41,7 +41,7 @@ public struct Reassembler: Sendable {
     /// Adds one fragment. Returns the completed packet's bytes, decoded (section 4 step 3) and
     /// matched to the fragment header, or `nil` while incomplete. Throws the section 5 refusal;
     /// an assembly found inconsistent is dropped.
-    public mutating func add(_ fragment: FragmentFrame, now: UInt64) throws(MeshError) -> UnverifiedPacket? {
+    public mutating func add(_ fragment: FragmentFrame, now: UInt64, feeds: Bool = false) throws(MeshError) -> UnverifiedPacket? {
         expire(now: now)
         sequence &+= 1
         let key = fragment.fragmentID
@@ -105,7 +105,7 @@ public struct Reassembler: Sendable {
             guard let chunk = assembly.chunks[i] else { return nil }
             bytes += chunk
         }
-        let packet = try UnverifiedPacket.decode(bytes)
+        let packet = try UnverifiedPacket.decode(bytes, feeds: feeds)
         guard packet.type == fragment.originalType, packet.id.id8.value == key else { throw .reassemblyMismatch }
         return packet
     }

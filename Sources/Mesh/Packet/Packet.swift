@@ -17,10 +17,11 @@ public struct UnverifiedPacket: Sendable {
     public let id: PacketID
 
     /// Section 4 step 3: the structural checks, in the spec's order, each with its refusal.
-    public static func decode(_ bytes: [UInt8]) throws(MeshError) -> UnverifiedPacket {
+    /// `feeds`: whether the feed types 0x40–0x44 are known (a node with feeds on).
+    public static func decode(_ bytes: [UInt8], feeds: Bool = false) throws(MeshError) -> UnverifiedPacket {
         guard bytes.count >= 2 else { throw .truncated }
         guard bytes[0] == MeshProtocol.version else { throw .badVersion }
-        guard let type = PacketType(rawValue: bytes[1]) else { throw .unknownType }
+        guard let type = PacketType(rawValue: bytes[1]), feeds || !type.isFeed else { throw .unknownType }
         guard bytes.count >= 20 else { throw .truncated }
         let ttl = bytes[2]
         guard ttl >= 1, ttl <= MeshProtocol.maxTTL, !type.isLinkLocal || ttl == 1 else { throw .badTTL }

@@ -15,12 +15,22 @@ public enum PacketType: UInt8, Sendable, Hashable, CaseIterable, CustomStringCon
     case joinWelcome = 0x34
     case joinDone = 0x35
     case joinError = 0x36
+    /// The feed sync types (feed.md 8.1): known only to a router with feeds on, so a node
+    /// without them keeps refusing 0x40–0x44 as `unknown_type` (mesh.md 3.1).
+    case feedRequest = 0x40
+    case feedOffer = 0x41
+    case feedChunk = 0x42
+    case feedAck = 0x43
+    case feedRange = 0x44
+
+    public var isFeed: Bool { (0x40...0x44).contains(rawValue) }
 
     /// Directed types carry a recipient; broadcast ones must not.
     public var isDirected: Bool {
         switch self {
         case .announce, .leave, .nostrEvent, .inviteBeacon: return false
-        case .dm, .syncRequest, .syncOffer, .joinHello, .joinChallenge, .joinRequest, .joinWelcome, .joinDone, .joinError:
+        case .dm, .syncRequest, .syncOffer, .joinHello, .joinChallenge, .joinRequest, .joinWelcome, .joinDone, .joinError,
+             .feedRequest, .feedOffer, .feedChunk, .feedAck, .feedRange:
             return true
         }
     }
@@ -29,6 +39,7 @@ public enum PacketType: UInt8, Sendable, Hashable, CaseIterable, CustomStringCon
     public var isLinkLocal: Bool {
         switch self {
         case .announce, .leave, .syncRequest, .syncOffer: return true
+        case .feedRequest, .feedOffer, .feedChunk, .feedAck, .feedRange: return true
         default: return false
         }
     }
@@ -51,6 +62,11 @@ public enum PacketType: UInt8, Sendable, Hashable, CaseIterable, CustomStringCon
         case .joinWelcome: return 65535
         case .joinDone: return 49
         case .joinError: return 33
+        case .feedRequest: return 2328
+        case .feedOffer: return 2584
+        case .feedChunk: return 64060
+        case .feedAck: return 2136
+        case .feedRange: return 2584
         }
     }
 
@@ -58,6 +74,7 @@ public enum PacketType: UInt8, Sendable, Hashable, CaseIterable, CustomStringCon
     public var originTTL: UInt8 {
         switch self {
         case .announce, .leave, .syncRequest, .syncOffer: return 1
+        case .feedRequest, .feedOffer, .feedChunk, .feedAck, .feedRange: return 1
         case .dm, .nostrEvent: return 7
         case .inviteBeacon, .joinHello, .joinChallenge, .joinRequest, .joinWelcome, .joinDone, .joinError: return 2
         }
@@ -84,6 +101,11 @@ public enum PacketType: UInt8, Sendable, Hashable, CaseIterable, CustomStringCon
         case .joinWelcome: return "join-welcome"
         case .joinDone: return "join-done"
         case .joinError: return "join-error"
+        case .feedRequest: return "feed-request"
+        case .feedOffer: return "feed-offer"
+        case .feedChunk: return "feed-chunk"
+        case .feedAck: return "feed-ack"
+        case .feedRange: return "feed-range"
         }
     }
 }

@@ -23,6 +23,12 @@ public struct MeshDelivery: Sendable {
         case beacon(InviteBeacon, hops: Int)
         /// An invite exchange message addressed to this node.
         case join(JoinMessage)
+        /// A feed sync payload (types 0x40–0x44) addressed to this node, still sealed; the
+        /// packet's type and mesh key say which link it belongs to.
+        case feed(payload: [UInt8])
+        /// A neighbour's announce carried a feed presence tag (feed.md 8.2), for the node to
+        /// match against its contacts' presence keys with the packet's mesh key.
+        case presence(tag: [UInt8])
     }
 
     public let packet: Packet

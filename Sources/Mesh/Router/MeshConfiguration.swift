@@ -15,6 +15,11 @@ public struct MeshConfiguration: Sendable {
     /// Whether link-local announces are sent on the 10 s schedule (tests of single frames turn
     /// them off so only the frames under test appear).
     public var announces = true
+    /// Feeds on (feed.md 8): the types 0x40–0x44 are known, announces carry `presenceTag` of
+    /// the current mesh key, and neighbours' tags are delivered. Off, they are `unknown_type`.
+    public var feeds = false
+    /// The 8-byte presence tag for a mesh key (`FeedPresence.tag` with this node's `P`).
+    public var presenceTag: (@Sendable ([UInt8]) -> [UInt8])?
 
     public static let announceInterval: UInt64 = 10_000
     public static let announceSpread: UInt64 = 2_000

@@ -168,7 +168,7 @@ public struct MeshRouter<Random: RandomNumberGenerator & Sendable>: Sendable {
         if FragmentFrame.isFragment(frame) {
             let fragment = try FragmentFrame.decode(frame)
             do {
-                guard let completed = try state.reassembler.add(fragment, now: now) else {
+                guard let completed = try state.reassembler.add(fragment, now: now, feeds: configuration.feeds) else {
                     links[link] = state
                     return
                 }
@@ -180,7 +180,7 @@ public struct MeshRouter<Random: RandomNumberGenerator & Sendable>: Sendable {
             }
         } else {
             links[link] = state
-            unverified = try UnverifiedPacket.decode(frame)
+            unverified = try UnverifiedPacket.decode(frame, feeds: configuration.feeds)
         }
         try accept(unverified, on: link, now: now, actions: &actions)
     }
@@ -212,6 +212,7 @@ public struct MeshRouter<Random: RandomNumberGenerator & Sendable>: Sendable {
         case .announce:
             let announce = try Announce.decode(packet.payload)
             learn(announce, from: packet.sender, on: link, now: now, actions: &actions)
+            if configuration.feeds, let tag = announce.presenceTag { content = .presence(tag: tag) }
         case .leave:
             links[link]?.peers[packet.sender] = nil
             links[link]?.syncAt[packet.sender] = nil
@@ -239,6 +240,9 @@ public struct MeshRouter<Random: RandomNumberGenerator & Sendable>: Sendable {
         case .joinHello, .joinChallenge, .joinRequest, .joinWelcome, .joinDone, .joinError:
             let message = try JoinMessage.decode(type: packet.type, payload: packet.payload)
             if forMe { content = .join(message) }
+        case .feedRequest, .feedOffer, .feedChunk, .feedAck, .feedRange:
+            // Sealed between two contacts (feed.md 8.3): the node opens it, or drops it.
+            if forMe { content = .feed(payload: packet.payload) }
         }
 
         if let content {
@@ -475,7 +479,9 @@ public struct MeshRouter<Random: RandomNumberGenerator & Sendable>: Sendable {
     }
 
     private mutating func sendAnnounce(on link: LinkID, now: UInt64, actions: inout [MeshAction]) {
-        let announce = Announce(nickname: configuration.nickname, capabilities: configuration.capabilities, neighbours: neighbourList)
+        let presenceTag = configuration.feeds ? configuration.presenceTag?(identity.current.publicKey) : nil
+        let announce = Announce(nickname: configuration.nickname, capabilities: configuration.capabilities, neighbours: neighbourList,
+                                presenceTag: presenceTag)
         guard let payload = try? announce.encoded(),
               let packet = try? Packet.sign(type: .announce, timestamp: now, recipient: nil, payload: payload, key: identity.current)
         else { return }
