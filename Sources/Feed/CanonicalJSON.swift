@@ -39,6 +39,7 @@ public enum CanonicalJSON {
     /// The canonical bytes of `value`: `badNumber` if it holds a number without a canonical form.
     public static func serialize(_ value: FeedJSON) throws(FeedError) -> [UInt8] {
         var out: [UInt8] = []
+        out.reserveCapacity(256)
         try write(value, into: &out)
         return out
     }
@@ -77,7 +78,13 @@ public enum CanonicalJSON {
 
     private static func writeString(_ s: String, into out: inout [UInt8]) {
         out.append(UInt8(ascii: "\""))
-        for byte in s.utf8 {
+        let utf8 = s.utf8
+        if !utf8.contains(where: { $0 < 0x20 || $0 == UInt8(ascii: "\"") || $0 == UInt8(ascii: "\\") }) {
+            out += utf8
+            out.append(UInt8(ascii: "\""))
+            return
+        }
+        for byte in utf8 {
             switch byte {
             case UInt8(ascii: "\""): out += [UInt8(ascii: "\\"), UInt8(ascii: "\"")]
             case UInt8(ascii: "\\"): out += [UInt8(ascii: "\\"), UInt8(ascii: "\\")]
@@ -125,7 +132,11 @@ public enum CanonicalJSON {
         var atEnd: Bool { index == bytes.count }
 
         mutating func skipWhitespace() {
-            while index < bytes.count, [0x20, 0x09, 0x0A, 0x0D].contains(bytes[index]) { index += 1 }
+            while index < bytes.count {
+                let byte = bytes[index]
+                guard byte == 0x20 || byte == 0x09 || byte == 0x0A || byte == 0x0D else { return }
+                index += 1
+            }
         }
 
         func peek() -> UInt8? { index < bytes.count ? bytes[index] : nil }
@@ -217,6 +228,12 @@ public enum CanonicalJSON {
             index += 1
             var out: [UInt8] = []
             while true {
+                // A run of bytes that need no unescaping is copied at once.
+                let runStart = index
+                while index < bytes.count, bytes[index] >= 0x20, bytes[index] != UInt8(ascii: "\""), bytes[index] != UInt8(ascii: "\\") {
+                    index += 1
+                }
+                if index > runStart { out += bytes[runStart..<index] }
                 guard let byte = peek() else { throw .badJSON }
                 index += 1
                 switch byte {

@@ -106,14 +106,40 @@ public struct UnverifiedEnvelope: Sendable {
         }
     }
 
+    static let signatureMember = Array(#","signature":""#.utf8)
+
+    /// The domain and the canonical envelope without its signature member (4.2). The bytes are
+    /// canonical (checked in `decode`) and no value may hold a quote, so the member is the one
+    /// `,"signature":"` followed by 86 base64url characters and a quote: cut out, not serialized.
+    func signingInput() throws(FeedError) -> [UInt8] {
+        let needle = Self.signatureMember
+        let length = needle.count + 86 + 1
+        var start: Int?
+        bytes.withUnsafeBufferPointer { buffer in
+            var index = 0
+            while index + length <= buffer.count {
+                if buffer[index] == 0x2C, buffer[index + 1] == 0x22, buffer[index + 2] == 0x73,
+                   needle.indices.allSatisfy({ buffer[index + $0] == needle[$0] }) {
+                    start = index
+                    return
+                }
+                index += 1
+            }
+        }
+        guard let start, bytes[start + length - 1] == 0x22 else { throw .badEnvelope }
+        var input = Self.domain
+        input.reserveCapacity(Self.domain.count + bytes.count - length)
+        input += bytes[..<start]
+        input += bytes[(start + length)...]
+        return input
+    }
+
     /// Steps 8 and 9: `feed_id` is SHA-256 of `identityKey` (the Pigeon `I` held for the feed),
     /// and the signature verifies under it.
     public func verify(identityKey: [UInt8]) throws(FeedError) -> Envelope {
         guard Array(SHA256.hash(data: identityKey)) == fields.feedID else { throw .feedIDMismatch }
         guard let key = try? Curve25519.Signing.PublicKey(rawRepresentation: identityKey) else { throw .feedIDMismatch }
-        let unsigned: [UInt8]
-        do { unsigned = try Envelope.canonical(value, without: ["signature"]) } catch { throw .badEnvelope }
-        guard key.isValidSignature(fields.signature, for: Self.domain + unsigned) else { throw .badSignature }
+        guard key.isValidSignature(fields.signature, for: try signingInput()) else { throw .badSignature }
         return Envelope(bytes: bytes, fields: fields, value: value)
     }
 }

@@ -4,10 +4,10 @@ import Foundation
 
 /// Feeds (issue 26), the sans-I/O core as it stands: envelope verification against raw Ed25519,
 /// sealing a contacts entry for 50 contacts, a whole feed-keys exchange against the ML-KEM-768
-/// and X25519 work it contains, and the link frames 1,000 chunks take at MTU 185.
+/// and X25519 work it contains, and whole sessions of 1,000 entries at MTU 185.
 struct FeedBench: BenchSection {
     let name = "feed"
-    let title = "Feeds: envelope verification, a contacts entry for 50 contacts, the pair-key exchange, chunks on the air"
+    let title = "Feeds: envelope verification, a contacts entry for 50 contacts, the pair-key exchange, sessions on the air"
 
     func run(_ context: BenchContext) throws -> SectionReport {
         var table = MarkdownTable(headers: ["measure", "Burrow", "reference", "ratio", "goal"], rightAligned: [1, 2, 3])
@@ -79,25 +79,62 @@ struct FeedBench: BenchSection {
         table.add(["pair-key exchange (3 bodies, both sides), per second", Format.rate(exchangeRate),
                    "2 × ML-KEM-768 encaps+decaps + 2 × X25519: " + Format.rate(primitiveRate), Format.ratio(exchangeRate, primitiveRate), "—"])
 
-        // 4. 1,000 chunks of these envelopes at MTU 185: link frames and bytes on the air (8.1).
-        let mtu = 185
-        var frames = 0, airBytes = 0
-        for _ in 0..<1000 {
-            let payload = 24 + 36 + envelope.bytes.count
-            let packet = 126 + payload
-            let count = packet <= mtu ? 1 : (packet + (mtu - 15) - 1) / (mtu - 15)
-            frames += count
-            airBytes += packet + (count > 1 ? count * 15 : 0)
+        // 4. Whole sessions: a contact who follows A and holds nothing meets A, who has written
+        // 1,000 entries, over an MTU-185 link; every frame both ways counted against the
+        // envelopes' own bytes. Once with short posts, once with long ones.
+        for (label, bodyBytes) in [("short posts (~40-byte body)", 40), ("long posts (2,000-byte body)", 2000)] {
+            let follower = Curve25519.Signing.PrivateKey()
+            let a = FeedChains(ownIdentityKey: identityKey, follows: [])
+            let b = FeedChains(ownIdentityKey: Array(follower.publicKey.rawRepresentation), follows: [identityKey])
+            var previous: [UInt8]?
+            let post = Array(#"{"body":""#.utf8) + Array(repeating: UInt8(ascii: "a"), count: bodyBytes) + Array(#"","type":"post"}"#.utf8)
+            let fiveContacts = Array(recipients.prefix(6))
+            for sequence in 0..<1000 as Range<UInt32> {
+                let blobBinding = try Envelope.sign(audience: "contacts", contentEncoded: [0], feedID: feedID, previous: previous,
+                                                    sequence: sequence, timestamp: 1_795_000_000 + Int64(sequence), type: "post",
+                                                    identity: identity).binding
+                let salt = (0..<16).map { _ in UInt8.random(in: 0...255, using: &rng) }
+                let cek = (0..<32).map { _ in UInt8.random(in: 0...255, using: &rng) }
+                let blob = try FeedAudience.sealContacts(post, author: feedID, recipients: fiveContacts, salt: salt, cek: cek, binding: blobBinding)
+                let entry = try Envelope.sign(audience: "contacts", contentEncoded: blob, feedID: feedID, previous: previous, sequence: sequence,
+                                              timestamp: 1_795_000_000 + Int64(sequence), type: "post", identity: identity)
+                guard case .success = a.appendOwn(entry.bytes).result else { throw BenchFailure.check("own entry \(sequence)") }
+                previous = entry.messageID
+            }
+            let meshA = Array(Curve25519.Signing.PrivateKey().publicKey.rawRepresentation)
+            let meshB = Array(Curve25519.Signing.PrivateKey().publicKey.rawRepresentation)
+            let pairKey = Array(SymmetricKey(size: .bits256).withUnsafeBytes { Array($0) })
+            func link(_ own: [UInt8], _ peer: [UInt8]) -> FeedLink {
+                FeedLink(pairKey: pairKey, ownMeshKey: own, peerMeshKey: peer, ownMeshID: Array(SHA256.hash(data: own).prefix(8)),
+                         peerMeshID: Array(SHA256.hash(data: peer).prefix(8)))
+            }
+            var run = FeedSessionRun(FeedSession(link: link(meshA, meshB), peerFeedID: b.ownFeedID),
+                                     FeedSession(link: link(meshB, meshA), peerFeedID: a.ownFeedID), mtu: 185, budget: nil)
+            let started = DispatchTime.now().uptimeNanoseconds
+            try run.run((a, b))
+            let seconds = Double(DispatchTime.now().uptimeNanoseconds - started) / 1e9
+            guard b.followed[feedID]?.range == 0...999 else { throw BenchFailure.check("the follower did not get all 1,000 entries") }
+            let envelopeBytes = (0..<1000 as Range<UInt32>).reduce(0) { $0 + (a.own.entries[$1]?.envelope.bytes.count ?? 0) }
+            var frames = 0, air = 0
+            for sent in run.transcript where sent.delivered {
+                let packet = 126 + sent.packet.payload.count
+                frames += sent.linkFrames
+                air += packet + (sent.linkFrames > 1 ? sent.linkFrames * 15 : 0)
+            }
+            let ratio = Double(air) / Double(envelopeBytes)
+            table.add(["session, 1,000 entries at MTU 185, \(label): frames, bytes on air / envelope bytes",
+                       "\(run.transcript.count) packets, \(frames) frames, \(air) B in \(String(format: "%.2f", seconds)) s",
+                       "\(envelopeBytes) B of envelopes (\(envelopeBytes / 1000) B each)", String(format: "%.2f×", ratio), "≤ 1.2×"])
+            if ratio > 1.2 { report.problems.append("a session of 1,000 \(label) costs \(String(format: "%.2f", ratio))× the envelopes on air") }
         }
-        let own = 1000 * envelope.bytes.count
-        table.add(["1,000 chunks at MTU 185: link frames, bytes on air / envelope bytes", "\(frames) frames, \(airBytes) B",
-                   "\(own) B of envelopes", String(format: "%.2f×", Double(airBytes) / Double(own)), "≤ 1.2× (whole sessions, once built)"])
         report.table = table
         report.notes = [
             "Row 1 alternates the two measurements (six rounds) and reports the median ratio. Row 2 seals one " +
-                "\(content.count)-byte post for the author and 50 pair keys. Row 4 counts only the chunk packets of 8.1 (a signed directed mesh " +
-                "packet of 126 bytes around the sealed payload, fragments of MTU − 15) for \(envelope.bytes.count)-byte envelopes; " +
-                "requests, offers and acks come with the sessions of 8.5, which are not built yet, so the goal is not judged here.",
+                "\(content.count)-byte post for the author and 50 pair keys. Rows 4–5 run whole sessions (FeedSessionRun: requests, offers, " +
+                "1,000 chunks, acks, both directions) and count every delivered packet on the air: a signed directed mesh packet of 126 bytes " +
+                "around the sealed payload (8-byte counter, 16-byte tag, 36-byte chunk header), cut into fragments of MTU − 15 with a " +
+                "15-byte header each. Each chunk carries one envelope (8.4), so the fixed ~186 bytes per chunk dominate short entries: " +
+                "the 1.2× goal holds only for long ones. The time is the sans-I/O session alone.",
         ]
         return report
     }
