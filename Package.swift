@@ -120,7 +120,7 @@ let package = Package(
         .target(
             name: "Node",
             dependencies: [
-                "Nostr", "MLS", "Marmot", "Pigeon", "Mesh", "MeshLinks", "RelayClient", "Store", "Location", "Backup",
+                "Nostr", "MLS", "Marmot", "Pigeon", "Mesh", "MeshLinks", "RelayClient", "Store", "Location", "Backup", "Feed", .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOCore", package: "swift-nio"), .product(name: "NIOPosix", package: "swift-nio"),
             ],

@@ -11,7 +11,7 @@ struct Burrow: AsyncParsableCommand {
             InitCommand.self, WhoamiCommand.self, RelayCommand.self, PublishCommand.self, FetchCommand.self,
             KeyPackageCommand.self, GroupCommand.self, InviteCommand.self, SyncCommand.self, RunCommand.self, WebCommand.self, KeyCommand.self, ChatCommand.self, LocationCommand.self,
             LeaveCommand.self, MessagesCommand.self, LocationsCommand.self, ContactCommand.self, DMCommand.self, ConformanceCommand.self,
-            MeshCommand.self, JoinCommand.self, ProfileCommand.self, ShareCommand.self, BackupCommand.self, PassphraseCommand.self, LockCommand.self, UnlockCommand.self,
+            MeshCommand.self, JoinCommand.self, ProfileCommand.self, ShareCommand.self, BackupCommand.self, PassphraseCommand.self, LockCommand.self, UnlockCommand.self, FeedCommand.self,
         ]
     )
 

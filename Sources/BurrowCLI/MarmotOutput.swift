@@ -145,6 +145,9 @@ enum MarmotOutput {
             return .object([("type", .string("alert")), ("alert", .string(a.kind.rawValue)), ("group", .string(a.group)),
                             ("group_name", .string(a.groupName)), ("member", .string(a.member)), ("name", a.name.map { .string($0) } ?? .null),
                             ("batt", a.battery.map { .int($0) } ?? .null), ("last_seen", .int(a.lastSeen))])
+        case .feed(let e):
+            guard case .object(let fields) = FeedOutput.entry(e) else { return .null }
+            return .object([("type", .string("feed"))] + fields)
         case .lock(let locked, let reason):
             return .object([("type", .string("lock")), ("locked", .bool(locked)), ("reason", .string(reason))])
         case .ready(let pubkey, let socket, let relay):

@@ -163,6 +163,17 @@ public struct Envelope: Sendable, Equatable {
         return try CanonicalJSON.serialize(.object(members.filter { !names.contains($0.name) }))
     }
 
+    /// The binding (4.2) an author seals the content under, before the envelope exists.
+    public static func binding(audience: String, feedID: [UInt8], previous: [UInt8]?, sequence: UInt32, timestamp: Int64,
+                               type: String) throws -> [UInt8] {
+        try CanonicalJSON.serialize(.object([
+            FeedJSONMember("audience", .string(audience)), FeedJSONMember("feed_id", .string(Base64URL.encode(feedID))),
+            FeedJSONMember("previous", previous.map { .string(Base64URL.encode($0)) } ?? .null),
+            FeedJSONMember("sequence", .integer(Int64(sequence))), FeedJSONMember("timestamp", .integer(timestamp)),
+            FeedJSONMember("type", .string(type)), FeedJSONMember("version", .integer(1)),
+        ]))
+    }
+
     /// The envelope of `fields` (binding members and `content_enc`) signed with `identity`, as an
     /// author makes it (4.3).
     public static func sign(audience: String, contentEncoded: [UInt8], feedID: [UInt8], previous: [UInt8]?, sequence: UInt32,

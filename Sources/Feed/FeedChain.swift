@@ -52,6 +52,39 @@ public struct FeedChain: Sendable {
     /// Message ids a readable tombstone named (its target is tombstoned on arrival).
     public private(set) var tombstones: Set<[UInt8]> = []
     public var reader: FeedReader?
+    /// What changed since the last `takeChanges()`, in order: a store applies them in the
+    /// transaction that records the envelope's outcome (7.3).
+    public private(set) var changes: [Change] = []
+
+    public enum Change: Equatable, Sendable {
+        /// Stored held at this sequence.
+        case stored(UInt32)
+        /// Accepted, with its content opened (or re-marked, e.g. tombstoned).
+        case accepted(UInt32)
+        case content(UInt32)
+        /// Deleted: below the window, or dropped as a broken link (its evidence follows).
+        case deleted(UInt32)
+        case evidence(sequence: UInt32, envelope: [UInt8], reason: FeedError)
+        case tombstone(target: [UInt8])
+    }
+
+    public mutating func takeChanges() -> [Change] {
+        defer { changes = [] }
+        return changes
+    }
+
+    /// Opens again the accepted entries still `no_key` with the current reader (a new pair
+    /// key or epoch secret), marking tombstoned targets as on arrival.
+    public mutating func reopen() {
+        guard let reader else { return }
+        for (sequence, entry) in entries.sorted(by: { $0.key < $1.key }) where entry.accepted && entry.content == .noKey {
+            var status = reader.open(entry.envelope, authorIdentityKey: identityKey)
+            if tombstones.contains(entry.envelope.messageID), case .ok = status { status = .tombstoned }
+            entries[sequence]?.content = status
+            changes.append(.content(sequence))
+            noteTombstone(sequence)
+        }
+    }
 
     public init(identityKey: [UInt8], maximumPerFeed: Int? = defaultMaximumPerFeed, origin: EnvelopeOrigin = .peer, reader: FeedReader? = nil) {
         self.identityKey = identityKey
@@ -96,7 +129,10 @@ public struct FeedChain: Sendable {
             let top = max(entries.keys.max() ?? s, s)
             let floor = Int64(top) - Int64(maximumPerFeed) + 1
             if Int64(s) < floor { return ChainOutcome(result: .success(.belowWindow), released: []) }
-            for sequence in entries.keys where Int64(sequence) < floor { entries[sequence] = nil }
+            for sequence in entries.keys.sorted() where Int64(sequence) < floor {
+                entries[sequence] = nil
+                changes.append(.deleted(sequence))
+            }
             if let current = range {
                 if Int64(current.upperBound) < floor {
                     range = nil
@@ -106,6 +142,7 @@ public struct FeedChain: Sendable {
             }
         }
         entries[s] = Entry(envelope: envelope, accepted: false, content: nil)
+        changes.append(.stored(s))
         // 4. The anchor.
         var released: [ChainOutcome.Release] = []
         if range == nil, let lowest = entries.keys.min() {
@@ -146,12 +183,17 @@ public struct FeedChain: Sendable {
 
     private mutating func refuse(_ envelope: Envelope, _ reason: FeedError) -> ChainOutcome {
         evidence.append((envelope.fields.sequence, envelope.bytes, reason))
+        changes.append(.evidence(sequence: envelope.fields.sequence, envelope: envelope.bytes, reason: reason))
         flagged = true
         return ChainOutcome(result: .failure(reason), released: [])
     }
 
     private mutating func drop(_ sequence: UInt32) {
-        if let entry = entries[sequence] { evidence.append((sequence, entry.envelope.bytes, .brokenChain)) }
+        if let entry = entries[sequence] {
+            evidence.append((sequence, entry.envelope.bytes, .brokenChain))
+            changes.append(.deleted(sequence))
+            changes.append(.evidence(sequence: sequence, envelope: entry.envelope.bytes, reason: .brokenChain))
+        }
         entries[sequence] = nil
         flagged = true
     }
@@ -169,13 +211,21 @@ public struct FeedChain: Sendable {
         if tombstones.contains(entry.envelope.messageID), case .ok = status { status = .tombstoned }
         entry.content = status
         entries[sequence] = entry
-        // A readable tombstone marks its target in this feed, now or when it arrives.
-        if case .ok(let canonical) = status, entry.envelope.fields.type == "tombstone",
-           let value = try? CanonicalJSON.parse(canonical), let text = value["target_message"]?.string,
-           let target = Base64URL.decode(text, count: 32) {
-            tombstones.insert(target)
-            for (key, other) in entries where other.envelope.messageID == target && other.accepted {
-                if case .ok = other.content { entries[key]?.content = .tombstoned }
+        changes.append(.accepted(sequence))
+        noteTombstone(sequence)
+    }
+
+    /// A readable tombstone marks its target in this feed, now or when it arrives.
+    private mutating func noteTombstone(_ sequence: UInt32) {
+        guard let entry = entries[sequence], case .ok(let canonical)? = entry.content, entry.envelope.fields.type == "tombstone",
+              let value = try? CanonicalJSON.parse(canonical), let text = value["target_message"]?.string,
+              let target = Base64URL.decode(text, count: 32) else { return }
+        tombstones.insert(target)
+        changes.append(.tombstone(target: target))
+        for (key, other) in entries where other.envelope.messageID == target && other.accepted {
+            if case .ok = other.content {
+                entries[key]?.content = .tombstoned
+                changes.append(.content(key))
             }
         }
     }

@@ -8,6 +8,11 @@ public enum FeedChunkReceiver {
         public let result: Result<ChainOutcome.Status, FeedError>
         public let released: [ChainOutcome.Release]
         public var refused: Bool { if case .failure = result { return true } else { return false } }
+
+        public init(result: Result<ChainOutcome.Status, FeedError>, released: [ChainOutcome.Release]) {
+            self.result = result
+            self.released = released
+        }
     }
 
     /// `requested`: feed ids asked for in this session; `chains`: the followed feeds by feed id.

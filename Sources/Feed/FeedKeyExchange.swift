@@ -66,6 +66,12 @@ public struct FeedKeyExchange: Sendable {
         public let mine: [UInt8]
         public let theirs: [UInt8]
         public let key: [UInt8]
+
+        public init(mine: [UInt8], theirs: [UInt8], key: [UInt8]) {
+            self.mine = mine
+            self.theirs = theirs
+            self.key = key
+        }
     }
 
     struct Contact: Sendable {
@@ -78,8 +84,8 @@ public struct FeedKeyExchange: Sendable {
 
     let identitySeed: [UInt8]
     let staticKey: Curve25519.KeyAgreement.PrivateKey
-    private(set) var own: [OwnBundle] = []
-    private var contacts: [[UInt8]: Contact] = [:]
+    var own: [OwnBundle] = []
+    var contacts: [[UInt8]: Contact] = [:]
 
     public init(identitySeed: [UInt8], staticKey: Curve25519.KeyAgreement.PrivateKey) {
         self.identitySeed = identitySeed

@@ -23,6 +23,7 @@ extension BurrowNode {
         await groups.resumeRestoredGroups(timeout: timeout, report: &report)
         await groups.commitOwedProposals(groups.groupsOwingCommits(), timeout: timeout, report: &report)
         await gateway.flushOutbox(timeout: timeout)
+        await syncFeeds(timeout: timeout, report: &report)
         await fetchProfileNames(timeout: timeout)
         groups.pruneIntents()
         truncateLog()
@@ -33,6 +34,16 @@ extension BurrowNode {
     /// snapshots) do not linger in it: after every sync, and periodically under `burrow run`.
     func truncateLog() {
         do { try store.checkpoint() } catch { logger.warning("WAL checkpoint failed", metadata: ["error": "\(error)"]) }
+    }
+
+    /// Feed keys owed to contacts, then the followed feeds through the relay carrier (when on).
+    func syncFeeds(timeout: Duration, report: inout SyncReport) async {
+        do {
+            if try feeds.queueFeedKeys() { await directMessages.flushDMOutbox(timeout: timeout) }
+            for entry in try await feeds.fetchFromRelays(timeout: timeout) { report.updates.append(.feed(entry)) }
+        } catch {
+            logger.warning("feeds were not synced", metadata: ["error": "\(Self.describe(error))"])
+        }
     }
 
     // MARK: Gift wraps

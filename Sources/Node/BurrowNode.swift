@@ -30,6 +30,8 @@ public final class BurrowNode: Sendable {
     public let directMessages: DirectMessageService
     /// Marmot groups.
     public let groups: GroupService
+    /// Feeds: the own feed, followed contacts' feeds, their keys and sync.
+    public let feeds: FeedService
     /// Whether `lock` wiped the keys, and when a person last used the node (`--lock-after`).
     let lockState = Mutex(LockState())
 
@@ -44,6 +46,12 @@ public final class BurrowNode: Sendable {
         meshBridge = MeshBridgeService(context: context, gateway: gateway)
         directMessages = DirectMessageService(context: context, gateway: gateway, meshBridge: meshBridge)
         groups = GroupService(context: context, gateway: gateway, profiles: profiles, meshBridge: meshBridge)
+        feeds = FeedService(context: context, gateway: gateway, directMessages: directMessages, groups: groups)
+        let feeds = feeds
+        directMessages.feedKeys.install(.init(
+            received: { peer, body, tx in try feeds.receivedFeedKeys(from: peer, body: body, tx) },
+            afterBatch: { feeds.afterDMBatch() },
+            removed: { peer in try feeds.contactRemoved(peer) }))
     }
 
     /// Creates the store and the identity (a fresh key, or `importing` one).

@@ -109,6 +109,8 @@ public enum NodeUpdate: Sendable {
     case alert(AlertView)
     /// The node locked (`burrow lock`, or idle past `--lock-after`: reason `idle`) or unlocked.
     case lock(locked: Bool, reason: String)
+    /// A feed entry became readable (a contact's, from the mesh or the relays).
+    case feed(FeedEntryView)
     /// `run` is connected and serving (its first line).
     case ready(pubkey: String, socket: String, embeddedRelay: String?)
 }

@@ -18,7 +18,7 @@ struct Migration: Sendable {
 }
 
 enum Schema {
-    static let migrations: [Migration] = [v1, v2, v3, v4, v5, v6, v7, v8, v9, v10, v11, v12]
+    static let migrations: [Migration] = [v1, v2, v3, v4, v5, v6, v7, v8, v9, v10, v11, v12, v13]
 
     static var latestVersion: Int { migrations.last?.version ?? 0 }
 
@@ -348,6 +348,117 @@ enum Schema {
         "ALTER TABLE location_shares ADD COLUMN stationary INTEGER CHECK (stationary IN (0, 1))",
         "ALTER TABLE location_shares ADD COLUMN interval_in_force INTEGER CHECK (interval_in_force BETWEEN 10 AND 14400)",
         "ALTER TABLE location_shares ADD COLUMN next_publish_at INTEGER",
+    ])
+
+    /// v13: feeds (feed.md 7.3). Followed feeds and the own feed in `feed_messages` (accepted or
+    /// held, the envelope as it travels, its content once opened), the journal apart, evidence of
+    /// forks and broken links, the ML-KEM bundles (own seeds included), the encapsulations made
+    /// and received, the pair keys they complete, and the group feed secrets per epoch. Every
+    /// private key lives here only; `secure_delete` is on for the whole store.
+    static let v13 = Migration(version: 13, statements: [
+        """
+        CREATE TABLE feeds (
+            feed_id BLOB PRIMARY KEY NOT NULL CHECK (length(feed_id) = 32),
+            identity_key BLOB NOT NULL CHECK (length(identity_key) = 32),
+            own INTEGER NOT NULL CHECK (own IN (0, 1)),
+            following INTEGER NOT NULL CHECK (following IN (0, 1)),
+            display_name TEXT,
+            flagged INTEGER NOT NULL DEFAULT 0 CHECK (flagged IN (0, 1)),
+            last_sync_at INTEGER
+        ) WITHOUT ROWID
+        """,
+        """
+        CREATE TABLE feed_messages (
+            feed_id BLOB NOT NULL CHECK (length(feed_id) = 32),
+            sequence INTEGER NOT NULL CHECK (sequence BETWEEN 0 AND 4294967294),
+            message_id BLOB NOT NULL UNIQUE CHECK (length(message_id) = 32),
+            timestamp INTEGER NOT NULL,
+            type TEXT NOT NULL,
+            audience TEXT NOT NULL,
+            envelope BLOB NOT NULL,
+            state INTEGER NOT NULL CHECK (state IN (0, 1)),
+            content_status TEXT,
+            content_json BLOB,
+            received_at INTEGER NOT NULL,
+            PRIMARY KEY (feed_id, sequence)
+        ) WITHOUT ROWID
+        """,
+        """
+        CREATE TABLE feed_journal (
+            sequence INTEGER PRIMARY KEY NOT NULL,
+            message_id BLOB NOT NULL UNIQUE,
+            timestamp INTEGER NOT NULL,
+            type TEXT NOT NULL,
+            envelope BLOB NOT NULL,
+            content_json BLOB
+        )
+        """,
+        """
+        CREATE TABLE feed_evidence (
+            feed_id BLOB NOT NULL,
+            sequence INTEGER NOT NULL,
+            envelope BLOB NOT NULL,
+            reason TEXT NOT NULL CHECK (reason IN ('fork', 'broken_chain')),
+            recorded_at INTEGER NOT NULL
+        )
+        """,
+        "CREATE INDEX feed_evidence_by_feed ON feed_evidence (feed_id, sequence)",
+        """
+        CREATE TABLE feed_tombstones (
+            feed_id BLOB NOT NULL,
+            target_id BLOB NOT NULL,
+            PRIMARY KEY (feed_id, target_id)
+        ) WITHOUT ROWID
+        """,
+        """
+        CREATE TABLE feed_bundles (
+            bundle_hash BLOB PRIMARY KEY NOT NULL CHECK (length(bundle_hash) = 32),
+            identity_key BLOB NOT NULL CHECK (length(identity_key) = 32),
+            bundle BLOB NOT NULL,
+            created_at INTEGER NOT NULL,
+            kem_seed BLOB,
+            presence_key BLOB NOT NULL,
+            superseded_at INTEGER
+        ) WITHOUT ROWID
+        """,
+        """
+        CREATE TABLE feed_kem (
+            mine BLOB NOT NULL,
+            theirs BLOB NOT NULL,
+            direction TEXT NOT NULL CHECK (direction IN ('in', 'out')),
+            ct BLOB NOT NULL,
+            ss BLOB NOT NULL,
+            PRIMARY KEY (mine, theirs, direction)
+        ) WITHOUT ROWID
+        """,
+        """
+        CREATE TABLE feed_pair_keys (
+            peer_feed_id BLOB NOT NULL,
+            mine BLOB NOT NULL,
+            theirs BLOB NOT NULL,
+            key BLOB NOT NULL,
+            established_at INTEGER NOT NULL,
+            superseded_at INTEGER,
+            PRIMARY KEY (mine, theirs)
+        ) WITHOUT ROWID
+        """,
+        """
+        CREATE TABLE feed_group_secrets (
+            audience TEXT NOT NULL,
+            epoch INTEGER NOT NULL,
+            secret BLOB NOT NULL,
+            expires_at INTEGER,
+            PRIMARY KEY (audience, epoch)
+        ) WITHOUT ROWID
+        """,
+        // What was last sent to each contact in a feed-keys body, for the 24 h resend (5.3 step 1).
+        """
+        CREATE TABLE feed_keys_sent (
+            peer_identity BLOB PRIMARY KEY NOT NULL,
+            body BLOB NOT NULL,
+            sent_at INTEGER NOT NULL
+        ) WITHOUT ROWID
+        """,
     ])
 
     static func currentVersion(_ connection: SQLiteConnection) throws -> Int {

@@ -40,4 +40,8 @@ public final class StoreTransaction {
     public var dmContacts: DMContactRepository { DMContactRepository(transaction: self) }
     public var dmMessages: DMMessageRepository { DMMessageRepository(transaction: self) }
     public var dmOutbox: DMOutboxRepository { DMOutboxRepository(transaction: self) }
+    /// Feeds: the own feed and followed ones, the journal, evidence.
+    public var feeds: FeedRepository { FeedRepository(transaction: self) }
+    /// The feed's keys: PQ bundles, encapsulations, pair keys, group secrets.
+    public var feedKeys: FeedKeyRepository { FeedKeyRepository(transaction: self) }
 }

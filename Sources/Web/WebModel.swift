@@ -124,7 +124,7 @@ struct WebNudge: Encodable {
             let who = a.name ?? String(a.member.prefix(8))
             let words = a.kind == .batteryLow ? "\(who)'s battery is at \(a.battery ?? 0) %" : "\(who)'s location is out of date"
             (type, group, text) = ("alert", a.group, words)
-        case .dm, .contact, .error, .ready, .lock: return nil
+        case .dm, .contact, .error, .ready, .lock, .feed: return nil
         }
     }
 }

@@ -123,6 +123,7 @@ struct RunCommand: AsyncRunnable {
             case .batteryLow: return "alert: \(who)'s battery is at \(a.battery ?? 0) % (\(a.groupName))"
             case .stale: return "alert: \(who)'s location in \(a.groupName) is out of date (last \(HumanTime.format(seconds: a.lastSeen)))"
             }
+        case .feed(let e): return "feed " + FeedOutput.entryText(e)
         case .lock(let locked, let reason):
             if !locked { return "unlocked" }
             return reason == "idle" ? "locked after a quiet spell: `burrow unlock` to resume" : "locked: `burrow unlock` to resume"

@@ -13,8 +13,11 @@ struct SyncCommand: BurrowCommand {
         var human = "processed \(report.processed) events, \(report.messages) new messages"
         for restored in report.restoredGroups { human += "\n  restored group \(restored.name): \(restored.stage.rawValue), \(restored.detail)" }
         for issue in report.errors { human += "\n  skipped \(issue.eventID): \(issue.reason)" }
+        let entries = report.updates.compactMap { if case .feed(let e) = $0 { return e } else { return nil } }
+        for entry in entries { human += "\n  feed " + FeedOutput.entryText(entry) }
         var fields: [(String, JSONOutput)] = [("processed", .int(report.processed)), ("messages", .int(report.messages)),
                                               ("errors", .array(report.errors.map(MarmotOutput.issue)))]
+        if !entries.isEmpty { fields.append(("feed", .array(entries.map(FeedOutput.entry)))) }
         if !report.restoredGroups.isEmpty {
             fields.append(("restored_groups", .array(report.restoredGroups.map {
                 .object([("group", .string($0.group)), ("name", .string($0.name)), ("stage", .string($0.stage.rawValue)),

@@ -240,7 +240,7 @@ extension DirectMessageService {
     }
 
     public func removeContact(_ text: String) throws -> ContactView {
-        try store.transaction { tx in
+        let (view, identity) = try store.transaction { tx -> (ContactView, [UInt8]) in
             guard let state = try loadPigeon(tx) else { throw NodeError.unknownContact("no contact matches \(text)") }
             let contact = try resolveContact(text, in: state, tx)
             let view = try contactView(contact, state: state, tx)
@@ -248,8 +248,12 @@ extension DirectMessageService {
             try save(removed, tx)
             try tx.dmContacts.delete(identity: contact.identityKey.bytes)
             try tx.dmOutbox.deleteAll(contact: contact.identityKey.bytes)
-            return view
+            return (view, contact.identityKey.bytes)
         }
+        do { try feedKeys.current?.removed(identity) } catch {
+            logger.warning("the feed was not re-keyed after a removal", metadata: ["error": "\(BurrowNode.describe(error))"])
+        }
+        return view
     }
 
     func name(of contact: Contact, _ tx: StoreTransaction) throws -> String {

@@ -405,7 +405,15 @@ extension DirectMessageService {
         case .card:
             guard let contact = state.contacts[message.contact] else { return nil }
             return .contact(try contactView(contact, state: state, tx))
-        case .ack, .none:
+        case .ack:
+            return nil
+        case .none:
+            if Int(content.kind) == FeedService.feedKeysKind, let handler = feedKeys.current {
+                // A bad body is refused and changes nothing; the DM itself stays received.
+                do { try handler.received(message.contact.bytes, content.body, tx) } catch {
+                    logger.notice("a feed-keys body was refused", metadata: ["reason": "\(BurrowNode.describe(error))"])
+                }
+            }
             return nil
         }
     }
@@ -418,6 +426,7 @@ extension DirectMessageService {
         do { try sendReceipts(for: received) } catch {
             logger.warning("DM receipts not queued", metadata: ["error": "\(BurrowNode.describe(error))"])
         }
+        feedKeys.current?.afterBatch()
     }
 
     /// Sends one receipt per contact for the texts received since the last (section 8).

@@ -14,6 +14,8 @@ public final class DirectMessageService: ContextualService {
     /// DM outbox rows the mesh already carried (it stores and forwards them), so a frame still
     /// owed to the relays is not put on the air again at every flush.
     let meshCarriedFrames = Mutex<Set<Int64>>([])
+    /// The feed service's handlers for feed-keys bodies (content kind 4).
+    let feedKeys = FeedKeysHook()
 
     init(context: NodeContext, gateway: RelayGateway, meshBridge: MeshBridgeService) {
         self.context = context

@@ -1,0 +1,107 @@
+import Feed
+import Foundation
+import Pigeon
+import Store
+
+/// The feed-keys exchange (feed.md 5.3) over Pigeon DMs: bodies of content kind 4 queued as DM
+/// messages, so they ride the contact's session or wait behind a new handshake exactly as a
+/// text does; bodies received from an added contact update the exchange in the transaction
+/// that stores the DM.
+extension FeedService {
+    static let feedKeysKind = 4
+    /// `feed_keys_sent.sent_at` of a reply decided but not sent yet.
+    static let replyDue: Int64 = -1
+
+    /// A body from the contact whose DM session authenticated `peer` (steps 2–4). Refusals
+    /// (`bad_feed_keys`, `identity_mismatch`, `bundle_outdated`…) change nothing.
+    func receivedFeedKeys(from peer: [UInt8], body: [UInt8], _ tx: StoreTransaction) throws {
+        let state = try directMessages.pigeon(tx)
+        guard state.contacts.values.contains(where: { $0.identityKey.bytes == peer && $0.state == .added }) else { return }
+        let identity = try identity(tx)
+        let now = Self.nowMilliseconds()
+        var exchange = try exchange(identity, tx, now: now)
+        let wasEstablished = exchange.isEstablished(with: peer)
+        let reply = try exchange.receive(body, from: peer, encapsulate: FeedKeyExchange.encapsulateFresh)
+        try saveExchange(exchange, identity, tx, now: now)
+        if let reply { try tx.feedKeys.setSent(to: peer, body: reply.bytes, at: Self.replyDue) }
+        if exchange.isEstablished(with: peer), !wasEstablished {
+            let feedID = FeedKeys.feedID(identityKey: peer)
+            // A contact's feed is followed from the first pair key, unless the user unfollowed it.
+            if try tx.feeds.feed(feedID) == nil {
+                try tx.feeds.setFeed(feedID: feedID, identityKey: peer, own: false, following: true)
+            }
+            keysChanged.withLock { $0 = true }
+        }
+    }
+
+    /// Step 1 and its resend: a body to every added contact that is owed one (a reply decided
+    /// on receipt, or no pair key yet for our current bundle and theirs, resent after 24 h),
+    /// queued as a DM message that goes on the contact's session or behind a new handshake.
+    /// Returns whether anything was queued.
+    @discardableResult
+    func queueFeedKeys() throws -> Bool {
+        try store.transaction { tx in
+            let identity = try identity(tx)
+            let now = Self.nowMilliseconds()
+            var exchange = try exchange(identity, tx, now: now)
+            var state = try directMessages.pigeon(tx)
+            var queued = false
+            for contact in state.contacts.values.sorted(by: { $0.identityKey < $1.identityKey }) where contact.state == .added {
+                let peer = contact.identityKey.bytes
+                let last = try tx.feedKeys.lastSent(to: peer)
+                var body: [UInt8]
+                if let last, last.at == Self.replyDue {
+                    body = last.body
+                } else if exchange.isEstablished(with: peer) {
+                    continue
+                } else {
+                    body = try exchange.body(for: peer, encapsulate: FeedKeyExchange.encapsulateFresh).bytes
+                    if let last, last.body == body, now - last.at < Self.resendInterval { continue }
+                }
+                let message = StoredDM(contact: peer, direction: .outgoing, msgID: DirectMessageService.randomMessageID(), sessionID: nil,
+                                       kind: Self.feedKeysKind, sentAt: now, receivedAt: nil, body: body, status: .queued)
+                guard try tx.dmMessages.insert(message) else { continue }
+                if state.currentSession(with: contact.identityKey) != nil {
+                    state = try directMessages.encryptQueued(for: contact.identityKey, state: state, now: UInt64(now), tx)
+                } else if (try tx.dmOutbox.newestCreatedAt(contact: peer)).map({ Self.now() - $0 >= DirectMessageService.handshakeResendInterval }) ?? true {
+                    try directMessages.startHandshake(with: contact, state: state, now: UInt64(now), tx)
+                    state = try directMessages.pigeon(tx)
+                }
+                try tx.feedKeys.setSent(to: peer, body: body, at: now)
+                queued = true
+            }
+            try saveExchange(exchange, identity, tx, now: now)
+            return queued
+        }
+    }
+
+    /// After a batch of DMs: replies owed are queued, and entries that waited for a key opened.
+    func afterDMBatch() {
+        do {
+            try queueFeedKeys()
+            if keysChanged.withLock({ let was = $0; $0 = false; return was }) { try reopenWaiting() }
+        } catch {
+            logger.warning("feed keys not queued", metadata: ["error": "\(BurrowNode.describe(error))"])
+        }
+    }
+
+    /// A removed contact (5.3): its pair keys and feed go, and a new bundle hides this node from
+    /// it (a new presence key); the remaining contacts get the new bundle.
+    func contactRemoved(_ peer: [UInt8]) throws {
+        try store.transaction { tx in
+            let identity = try identity(tx)
+            let now = Self.nowMilliseconds()
+            var exchange = try exchange(identity, tx, now: now)
+            guard exchange.record(of: peer) != nil else { return }
+            exchange.forget(peer)
+            try tx.feedKeys.deletePairKeys(peerFeedID: FeedKeys.feedID(identityKey: peer))
+            for bundle in try tx.feedKeys.bundles() where bundle.identityKey == peer {
+                try tx.feedKeys.deleteEncapsulations(involving: bundle.hash)
+                try tx.feedKeys.deleteBundle(hash: bundle.hash)
+            }
+            try tx.feeds.setFeed(feedID: FeedKeys.feedID(identityKey: peer), identityKey: peer, own: false, following: false)
+            try rotate(&exchange, identity, reason: nil, tx, now: now)
+        }
+        chains.withLock { $0[FeedKeys.feedID(identityKey: peer)] = nil }
+    }
+}
