@@ -146,8 +146,9 @@ enum MarmotOutput {
                             ("group_name", .string(a.groupName)), ("member", .string(a.member)), ("name", a.name.map { .string($0) } ?? .null),
                             ("batt", a.battery.map { .int($0) } ?? .null), ("last_seen", .int(a.lastSeen))])
         case .feed(let e):
+            // The line's `type` is `feed`; the entry's own type is `entry_type`.
             guard case .object(let fields) = FeedOutput.entry(e) else { return .null }
-            return .object([("type", .string("feed"))] + fields)
+            return .object([("type", .string("feed")), ("entry_type", .string(e.type))] + fields.filter { $0.0 != "type" })
         case .lock(let locked, let reason):
             return .object([("type", .string("lock")), ("locked", .bool(locked)), ("reason", .string(reason))])
         case .ready(let pubkey, let socket, let relay):

@@ -44,6 +44,10 @@ public struct FeedSession {
     public private(set) var refusedByPeer = 0
     /// The peer's offers, by feed, as last heard.
     public private(set) var offers: [[UInt8]: (haveSequence: UInt32, count: UInt32)] = [:]
+    /// Envelopes the peer's offers announced in this session, and chunks that arrived: fewer
+    /// arrived means packets were lost, and the next session should come soon.
+    public private(set) var offered = 0
+    public private(set) var chunksArrived = 0
 
     public init(link: FeedLink, peerFeedID: [UInt8]?) {
         self.link = link
@@ -93,9 +97,11 @@ public struct FeedSession {
                     queue.append((frame, Selection(feedID: feedID, range: from...to)))
                 case .offer(let feedID, let have, let count):
                     offers[feedID] = (have, count)
+                    offered += Int(count)
                 case .ack(_, let refused):
                     if refused { refusedByPeer += 1 }
                 case .chunk(let messageID, let envelope):
+                    chunksArrived += 1
                     let received = store.receiveChunk(messageID: messageID, envelope: envelope, requested: requested)
                     acks.append(.ack(messageID: messageID, refused: received.refused))
                     chunkResult = received

@@ -50,6 +50,11 @@ extension BurrowNode {
         report.updates += groups.staleLocationAlerts()
         groups.pruneLocationHistory(now: Self.now())
         let now = Self.now()
+        // Feed keys owed to contacts go with the DMs below (a reply decided while a command
+        // held the mailbox, a 24 h resend).
+        do { try feeds.queueFeedKeys() } catch {
+            logger.warning("feed keys not queued", metadata: ["error": "\(Self.describe(error))"])
+        }
         // Direct messages: lifetimes, queued messages, unanswered handshakes, unsent frames.
         await directMessages.advanceDMs(timeout: timeout)
         // A DM identity made after the mesh started (the first `contact card`) is addressed too.

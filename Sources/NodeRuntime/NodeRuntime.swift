@@ -51,6 +51,7 @@ public enum NodeRuntime {
         let mailbox = NodeMailbox()
         let web = WebSlot()
         var started = StartedComponents()
+        var startedMesh: MeshService?
         started.push(name: "node") {
             await node.gateway.closeConnections()
             node.close()
@@ -68,6 +69,7 @@ public enum NodeRuntime {
             if !options.mesh.isOff {
                 let mesh = try await node.startMesh(options.mesh)
                 node.meshBridge.attachMesh(mesh)
+                startedMesh = mesh
                 started.push(name: "mesh") {
                     node.meshBridge.attachMesh(nil)
                     await mesh.stop()
@@ -92,9 +94,17 @@ public enum NodeRuntime {
             web.server?.publish(update)
         }
         let sharing = LocationSharing(node: node, mailbox: mailbox, timeout: options.live.timeout)
+        let feedSync = startedMesh.map { mesh in
+            FeedSyncService(sync: FeedMeshSync(feeds: node.feeds, mesh: mesh) { update in
+                emit(update)
+                web.server?.publish(update)
+            })
+        }
         var logger = Logger(label: "burrow.runtime")
         logger.logLevel = .warning
-        let services = started.services + [
+        let feedServices = feedSync.map { [ServiceGroupConfiguration.ServiceConfiguration(
+            service: $0, successTerminationBehavior: .ignore, failureTerminationBehavior: .gracefullyShutdownGroup, serviceName: "feed sync")] } ?? []
+        let services = started.services + feedServices + [
             ServiceGroupConfiguration.ServiceConfiguration(
                 service: live, successTerminationBehavior: .gracefullyShutdownGroup, failureTerminationBehavior: .gracefullyShutdownGroup,
                 serviceName: "live"),
@@ -106,6 +116,15 @@ public enum NodeRuntime {
         let group = ServiceGroup(configuration: ServiceGroupConfiguration(
             services: services, gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))
         try await group.run()
+    }
+}
+
+/// Feed sync on the mesh as a service: it stops with the group.
+struct FeedSyncService: Service {
+    let sync: FeedMeshSync
+
+    func run() async throws {
+        await cancelWhenGracefulShutdown { await sync.run() }
     }
 }
 

@@ -1,3 +1,4 @@
+import Feed
 import Foundation
 import Logging
 import Mesh
@@ -101,6 +102,20 @@ public final class MeshService: Sendable {
         // The advertisement's flags say whether an invite is open (11.1).
         if let id, let advertiser { Task { await advertiser(id, open) } }
     }
+
+    /// Feeds on the mesh (feed.md 8): the types 0x40–0x44 known, announces tagged with the
+    /// presence key `P` (nil turns feeds off).
+    public func setFeedPresence(_ presenceKey: [UInt8]?) {
+        var tag: (@Sendable ([UInt8]) -> [UInt8])?
+        if let presenceKey { tag = { meshKey in FeedPresence.tag(presenceKey: presenceKey, meshKey: meshKey) } }
+        core.withLock { core in
+            core.router.configuration.feeds = presenceKey != nil
+            core.router.configuration.presenceTag = tag
+        }
+    }
+
+    /// The MTU toward a neighbour (nil if it is not one).
+    public func mtu(to peer: MeshID) -> Int? { core.withLock { $0.router.mtu(to: peer) } }
 
     /// The Pigeon identity keys whose daily DM tags address this node.
     public func setDMIdentityKeys(_ keys: [[UInt8]]) { core.withLock { $0.router.dmIdentityKeys = keys } }

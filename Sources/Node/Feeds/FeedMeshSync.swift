@@ -1,0 +1,296 @@
+import Feed
+import Foundation
+import Logging
+import Mesh
+
+/// Feed sync on the mesh (feed.md 8) for `burrow run --mesh`: announces carry our presence
+/// tag; a neighbour whose tag matches a contact with a pair key starts a session within 1 s,
+/// then every 60 s while it is heard. Packets from a neighbour are batched for 50 ms and
+/// stepped through its session; what a session sends goes to the neighbour's mesh id. Anything
+/// from a neighbour we did not recognise, or that does not open, is dropped.
+public actor FeedMeshSync {
+    let feeds: FeedService
+    let mesh: MeshService
+    let emit: @Sendable (NodeUpdate) -> Void
+    let logger = Logger(label: "burrow.feed")
+
+    static let firstSessionDelay: ClosedRange<UInt64> = 0...1_000
+    static let sessionInterval: UInt64 = 60_000
+    static let batchWindow: Duration = .milliseconds(50)
+    /// Our side opens again for a peer's new session only if ours is older than this.
+    static let reopenGap: UInt64 = 1_000
+    /// A session that left us behind what the peer offered is opened again this soon.
+    static let retryDelay: UInt64 = 3_000
+    static let maximumRetries = 3
+    /// A neighbour not heard for this long is gone (mesh.md's peer silence).
+    static let silence: UInt64 = 30_000
+    /// Neighbours kept at once (each has a link, a session and a batch): a bound a crowd of
+    /// strangers cannot push, as only contacts' tags make a neighbour.
+    static let maximumNeighbours = 64
+    /// Packets waiting in one neighbour's batch.
+    static let maximumBatch = 256
+
+    struct Neighbour {
+        let contact: [UInt8]
+        let meshKey: [UInt8]
+        let meshID: MeshID
+        let pairKey: [UInt8]
+        var lastHeard: UInt64
+        var nextSessionAt: UInt64
+        var link: FeedLink
+        var linkOwnKey: [UInt8]
+        var session: FeedSession?
+        var openedAt: UInt64 = 0
+        /// Quick retries since the last progress (a refused chain must not keep us asking).
+        var retries = 0
+        var batch: [(type: SyncFrameType, payload: [UInt8])] = []
+        var flushing = false
+    }
+
+    private var neighbours: [[UInt8]: Neighbour] = [:]
+    /// Tags heard that matched no contact yet (a pair key may be made a moment later), newest
+    /// kept, bounded as neighbours are.
+    private var unmatched: [[UInt8]: (tag: [UInt8], heardAt: UInt64)] = [:]
+    private var contacts: [FeedService.PresenceContact] = []
+    private var ownPresence: [UInt8]?
+    /// Packets dropped, by reason, for the log.
+    public private(set) var dropped: [String: Int] = [:]
+
+    public init(feeds: FeedService, mesh: MeshService, emit: @escaping @Sendable (NodeUpdate) -> Void) {
+        self.feeds = feeds
+        self.mesh = mesh
+        self.emit = emit
+    }
+
+    static func now() -> UInt64 { UInt64(max(0, Date().timeIntervalSince1970 * 1000)) }
+
+    /// Runs until cancelled: deliveries in, sessions on schedule, presence keys refreshed.
+    public func run() async {
+        refreshPresence()
+        let ticker = Task { [weak self] in
+            while !Task.isCancelled {
+                try? await Task.sleep(for: .milliseconds(250))
+                await self?.tick()
+            }
+        }
+        defer {
+            ticker.cancel()
+            mesh.setFeedPresence(nil)
+        }
+        for await delivery in mesh.deliveries() {
+            switch delivery.content {
+            case .presence(let tag): heard(tag: tag, meshKey: delivery.packet.meshKey)
+            case .feed(let payload):
+                guard let type = SyncFrameType(rawValue: delivery.packet.type.rawValue) else { continue }
+                received(type: type, payload: payload, from: delivery.packet.meshKey)
+            default: continue
+            }
+        }
+    }
+
+    private var lastRefresh: UInt64 = 0
+    private var ownTop: Int64?
+    private var sawOwnTop = false
+    /// How often contacts' presence keys are read again (a pair key just made counts soon).
+    static let presenceRefresh: UInt64 = 2_000
+
+    /// Our `P` (announced) and the contacts we can recognise, read again every 2 s.
+    private func refreshPresence() {
+        do {
+            let presence = try feeds.presence()
+            let before = contacts.count
+            contacts = presence.contacts
+            if contacts.count != before {
+                for (meshKey, heard) in unmatched { self.heard(tag: heard.tag, meshKey: meshKey, at: heard.heardAt) }
+            }
+            if presence.own != ownPresence {
+                ownPresence = presence.own
+                mesh.setFeedPresence(presence.own)
+            }
+        } catch {
+            logger.warning("feed presence not read", metadata: ["error": "\(BurrowNode.describe(error))"])
+        }
+        lastRefresh = Self.now()
+    }
+
+    private func heard(tag: [UInt8], meshKey: [UInt8], at now: UInt64 = FeedMeshSync.now()) {
+        if var known = neighbours[meshKey] {
+            known.lastHeard = max(known.lastHeard, now)
+            neighbours[meshKey] = known
+            return
+        }
+        guard neighbours.count < Self.maximumNeighbours,
+              let contact = contacts.first(where: { FeedPresence.tag(presenceKey: $0.presenceKey, meshKey: meshKey) == tag }) else {
+            unmatched[meshKey] = (tag, now)
+            if unmatched.count > Self.maximumNeighbours, let oldest = unmatched.min(by: { $0.value.heardAt < $1.value.heardAt })?.key {
+                unmatched[oldest] = nil
+            }
+            return
+        }
+        unmatched[meshKey] = nil
+        let own = mesh.meshKey
+        neighbours[meshKey] = Neighbour(
+            contact: contact.identityKey, meshKey: meshKey, meshID: MeshID(meshKey: meshKey), pairKey: contact.pairKey, lastHeard: now,
+            nextSessionAt: now + UInt64.random(in: Self.firstSessionDelay), link: Self.link(contact.pairKey, own: own, peer: meshKey),
+            linkOwnKey: own.publicKey)
+    }
+
+    static func link(_ pairKey: [UInt8], own: MeshKey, peer: [UInt8]) -> FeedLink {
+        FeedLink(pairKey: pairKey, ownMeshKey: own.publicKey, peerMeshKey: peer, ownMeshID: own.id.bytes, peerMeshID: MeshID(meshKey: peer).bytes)
+    }
+
+    /// Our mesh key rotated: a new pair of keys, a new link with counters from 0 (8.3).
+    private func currentLink(_ neighbour: inout Neighbour) {
+        let own = mesh.meshKey
+        guard own.publicKey != neighbour.linkOwnKey else { return }
+        neighbour.link = Self.link(neighbour.pairKey, own: own, peer: neighbour.meshKey)
+        neighbour.linkOwnKey = own.publicKey
+        neighbour.session = nil
+    }
+
+    private func received(type: SyncFrameType, payload: [UInt8], from meshKey: [UInt8]) {
+        guard var neighbour = neighbours[meshKey] else {
+            dropped["unknown_neighbour", default: 0] += 1
+            return
+        }
+        guard neighbour.batch.count < Self.maximumBatch else {
+            dropped["batch_full", default: 0] += 1
+            return
+        }
+        neighbour.batch.append((type, payload))
+        neighbour.lastHeard = Self.now()
+        let start = !neighbour.flushing
+        neighbour.flushing = true
+        neighbours[meshKey] = neighbour
+        if start {
+            Task {
+                try? await Task.sleep(for: Self.batchWindow)
+                await self.flush(meshKey)
+            }
+        }
+    }
+
+    /// One round for a neighbour: its batch through the session, what the session sends out.
+    private func flush(_ meshKey: [UInt8]) async {
+        guard var neighbour = neighbours[meshKey] else { return }
+        let batch = neighbour.batch
+        neighbour.batch = []
+        neighbour.flushing = false
+        currentLink(&neighbour)
+        var session = neighbour.session ?? FeedSession(link: neighbour.link, peerFeedID: FeedKeys.feedID(identityKey: neighbour.contact))
+        var sent: [FeedPacket] = []
+        var fresh: [(feedID: [UInt8], sequence: UInt32)] = []
+        let now = Self.now()
+        do {
+            let store = try StoredFeedSync(service: feeds)
+            // The peer started a session: we run our side of it too (its round 1), unless ours
+            // opened moments ago. This is how a new entry travels at once both ways.
+            if batch.contains(where: { $0.type == .request }), now >= neighbour.openedAt + Self.reopenGap {
+                session = FeedSession(link: session.link, peerFeedID: FeedKeys.feedID(identityKey: neighbour.contact))
+                sent += try session.open(store)
+                neighbour.openedAt = now
+                neighbour.nextSessionAt = now + Self.sessionInterval
+            }
+            let step = try session.step(delivered: batch, store: store)
+            for case .dropped(let error) in step.deliveries { dropped[error.rawValue, default: 0] += 1 }
+            sent += step.sent
+            fresh = store.takeAccepted()
+            // The peer offered more than arrived (a packet lost on the air, or dropped before
+            // we knew the peer): ask again in a few seconds rather than at the next minute.
+            let behind = session.chunksArrived < session.offered
+            if !fresh.isEmpty { neighbour.retries = 0 }
+            if behind, neighbour.retries < Self.maximumRetries {
+                neighbour.retries += 1
+                neighbour.nextSessionAt = min(neighbour.nextSessionAt, now + Self.retryDelay)
+            }
+        } catch {
+            logger.warning("a feed session step failed", metadata: ["error": "\(BurrowNode.describe(error))"])
+        }
+        neighbour.link = session.link
+        neighbour.session = session
+        neighbours[meshKey] = neighbour
+        logger.debug("feed session round", metadata: ["batch": "\(batch.map { $0.type })", "sent": "\(sent.map(\.type))", "fresh": "\(fresh.count)"])
+        await send(sent, to: neighbour.meshID)
+        announce(fresh)
+    }
+
+    private func announce(_ fresh: [(feedID: [UInt8], sequence: UInt32)]) {
+        guard !fresh.isEmpty else { return }
+        do { for entry in try feeds.readable(fresh) { emit(.feed(entry)) } } catch {
+            logger.warning("new feed entries not shown", metadata: ["error": "\(BurrowNode.describe(error))"])
+        }
+    }
+
+    /// Link frames a neighbour's receiver takes per second without refusing them (the mesh's
+    /// per-link bucket is 100 a second, 200 at once): we stay under it, so a long session at
+    /// MTU 23 (a hundred frames per chunk) paces itself instead of losing packets.
+    static let framesPerSecond = 80.0
+    static let frameBurst = 150.0
+
+    private var pacing: [MeshID: (tokens: Double, at: UInt64)] = [:]
+
+    private func send(_ packets: [FeedPacket], to recipient: MeshID) async {
+        for packet in packets {
+            guard let type = PacketType(rawValue: packet.type.rawValue) else { continue }
+            let frames = Double(packet.linkFrames(mtu: mesh.mtu(to: recipient) ?? MeshProtocol.maxFrame))
+            var bucket = pacing[recipient] ?? (Self.frameBurst, Self.now())
+            let now = Self.now()
+            bucket.tokens = min(Self.frameBurst, bucket.tokens + Double(now - min(now, bucket.at)) / 1000 * Self.framesPerSecond)
+            bucket.at = now
+            let needed = min(frames, Self.frameBurst)
+            if bucket.tokens < needed {
+                try? await Task.sleep(for: .milliseconds(Int((needed - bucket.tokens) / Self.framesPerSecond * 1000)))
+                bucket.tokens = needed
+                bucket.at = Self.now()
+            }
+            bucket.tokens -= frames
+            pacing[recipient] = bucket
+            do { try await mesh.send(type: type, recipient: recipient, payload: packet.payload) } catch {
+                logger.notice("a feed packet was not sent", metadata: ["error": "\(error)"])
+                return
+            }
+        }
+    }
+
+    /// Sessions that are due open (round 1); silent neighbours go; presence is read again.
+    private func tick() async {
+        let now = Self.now()
+        if now >= lastRefresh + Self.presenceRefresh {
+            refreshPresence()
+            // Feed keys owed to a contact (a reply decided while a command held the node)
+            // leave within seconds, not at the next upkeep.
+            do { if try feeds.queueFeedKeys() { await feeds.directMessages.flushDMOutbox(timeout: .seconds(2)) } } catch {
+                logger.warning("feed keys not queued", metadata: ["error": "\(BurrowNode.describe(error))"])
+            }
+        }
+        // A new entry of ours goes to the neighbours at once, not at their next session.
+        do {
+            let top = try feeds.store.transaction { tx in try tx.feeds.summary(feedID: try feeds.identity(tx).feedID).accepted?.upperBound }
+            if sawOwnTop, top != ownTop { for key in neighbours.keys { neighbours[key]?.nextSessionAt = now } }
+            ownTop = top
+            sawOwnTop = true
+        } catch {
+            logger.warning("the own feed was not read", metadata: ["error": "\(BurrowNode.describe(error))"])
+        }
+        for (key, neighbour) in neighbours where now > neighbour.lastHeard + Self.silence { neighbours[key] = nil }
+        for (key, heard) in unmatched where now > heard.heardAt + Self.silence { unmatched[key] = nil }
+        let current = Set(neighbours.values.map(\.meshID))
+        pacing = pacing.filter { current.contains($0.key) }
+        for key in neighbours.keys.sorted(by: { $0.lexicographicallyPrecedes($1) }) {
+            guard var neighbour = neighbours[key], now >= neighbour.nextSessionAt else { continue }
+            currentLink(&neighbour)
+            var session = FeedSession(link: neighbour.link, peerFeedID: FeedKeys.feedID(identityKey: neighbour.contact))
+            var sent: [FeedPacket] = []
+            do { sent = try session.open(try StoredFeedSync(service: feeds)) } catch {
+                logger.warning("a feed session did not open", metadata: ["error": "\(BurrowNode.describe(error))"])
+            }
+            neighbour.link = session.link
+            neighbour.session = session
+            neighbour.openedAt = now
+            neighbour.nextSessionAt = now + Self.sessionInterval
+            neighbours[key] = neighbour
+            logger.debug("feed session opened", metadata: ["sent": "\(sent.map(\.type))"])
+            await send(sent, to: neighbour.meshID)
+        }
+    }
+}

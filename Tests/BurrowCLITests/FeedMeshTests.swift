@@ -1,0 +1,165 @@
+import Foundation
+import TestSupport
+import XCTest
+
+/// Feeds through the real program on the UDP loopback radio, no relay anywhere (feed.md 8):
+/// three `burrow run --mesh` processes in a line, Alice — Bob — Carol. Alice's contacts are
+/// Bob and Carol; Bob and Carol are not contacts, so Bob relays DMs between them but no feed.
+/// Keys go over mesh DMs; feed packets are link-local, so Carol, two hops from Alice, gets
+/// nothing until she is in Alice's range.
+final class FeedMeshTests: XCTestCase {
+    var root: URL!
+    var pass: String { root.appendingPathComponent("pass").path }
+    let deadRelay = "ws://127.0.0.1:9"
+
+    override func setUp() async throws {
+        root = URL(fileURLWithPath: "/tmp").appendingPathComponent("bw-feedmesh-\(UUID().uuidString.prefix(8))")
+        try FileManager.default.createDirectory(at: root, withIntermediateDirectories: true)
+        try "feed mesh passphrase".write(to: root.appendingPathComponent("pass"), atomically: true, encoding: .utf8)
+    }
+
+    override func tearDown() async throws {
+        try? FileManager.default.removeItem(at: root)
+    }
+
+    private func home(_ name: String) throws -> BurrowHome {
+        let home = BurrowHome(path: root.appendingPathComponent(name).path, passphraseFile: pass, timeout: 5)
+        try home.ok(["init", "--kdf-memory-mib", "8"])
+        try home.ok(["relay", "add", deadRelay])
+        return home
+    }
+
+    private func process(_ home: BurrowHome, _ args: [String]) throws -> PeerProcess {
+        try PeerProcess(executable: BurrowProcess.binary,
+                        arguments: args + ["--home", home.path, "--passphrase-file", pass, "--json", "--timeout", "2", "--no-embedded-relay"])
+    }
+
+    private func object(_ line: String) throws -> [String: Any] {
+        try XCTUnwrap(try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any], line)
+    }
+
+    /// Polls `feed status` until `contact`'s pair key exists (the exchange rides mesh DMs).
+    private func waitForKeys(_ home: BurrowHome, with contact: String, timeout: TimeInterval = 40) async throws {
+        let deadline = Date().addingTimeInterval(timeout)
+        while Date() < deadline {
+            let feeds = try home.ok(["feed", "status"])["feeds"] as? [[String: Any]] ?? []
+            if feeds.contains(where: { $0["name"] as? String == contact && !($0["pair_key_age_days"] is NSNull) && $0["pair_key_age_days"] != nil }) {
+                return
+            }
+            try await Task.sleep(for: .milliseconds(500))
+        }
+        XCTFail("no feed keys with \(contact) within \(timeout) s")
+    }
+
+    private func entries(_ home: BurrowHome, _ args: [String] = []) throws -> [[String: Any]] {
+        try home.ok(["feed", "read"] + args)["entries"] as? [[String: Any]] ?? []
+    }
+
+    func testMTU185ContactsPostCrossesOneLinkNotTwoRetractionHidesItAndARewrittenFeedIsRefused() async throws {
+        try await contactsFeedOverTheMesh(mtu: 185, checkFork: true)
+    }
+
+    func testMTU23ContactsPostCrossesInFragments() async throws {
+        try await contactsFeedOverTheMesh(mtu: 23, checkFork: false)
+    }
+
+    private func contactsFeedOverTheMesh(mtu: Int, checkFork: Bool) async throws {
+        let alice = try home("alice"), bob = try home("bob"), carol = try home("carol")
+        try alice.exchangeCards(with: bob, nicknames: ("Alice", "Bob"))
+        try alice.exchangeCards(with: carol, nicknames: ("Alice", "Carol"))
+        let ports = try LoopbackPorts.free(3)
+        let (pa, pb, pc) = (ports[0], ports[1], ports[2])
+        // The keys are exchanged at MTU 185: a feed-keys body is a 4 KiB DM frame, 500 link
+        // frames at MTU 23, more than a link's burst. The feed then runs at the MTU under test.
+        func start(_ linkMTU: Int) throws -> (PeerProcess, PeerProcess, PeerProcess) {
+            (try process(alice, ["run", "--mesh", "udp:\(pa),\(pb)/\(linkMTU),\(pc)/\(linkMTU)"]),
+             try process(bob, ["run", "--mesh", "udp:\(pb),\(pa)/\(linkMTU),\(pc)/\(linkMTU)"]),
+             // Carol hears only Bob: Alice is two hops away.
+             try process(carol, ["run", "--mesh", "udp:\(pc),\(pb)/\(linkMTU)"]))
+        }
+        var (aliceRun, bobRun, carolRun) = try start(185)
+        defer {
+            aliceRun.stop()
+            bobRun.stop()
+            carolRun.stop()
+        }
+        for run in [aliceRun, bobRun, carolRun] { _ = try await run.waitForLine(containing: #""type":"mesh""#, timeout: .seconds(30)) }
+
+        // The first DMs make the Pigeon sessions; the feed-keys bodies follow on them.
+        _ = try alice.ok(["dm", "send", "Bob", "hi Bob", "--via", "mesh", "--timeout", "15"])
+        _ = try alice.ok(["dm", "send", "Carol", "hi Carol", "--via", "mesh", "--timeout", "15"])
+        try await waitForKeys(alice, with: "Bob")
+        try await waitForKeys(bob, with: "Alice")
+        try await waitForKeys(alice, with: "Carol")
+        try await waitForKeys(carol, with: "Alice")
+        if mtu != 185 {
+            for run in [aliceRun, bobRun, carolRun] { run.stop() }
+            (aliceRun, bobRun, carolRun) = try start(mtu)
+            for run in [aliceRun, bobRun, carolRun] { _ = try await run.waitForLine(containing: #""type":"mesh""#, timeout: .seconds(30)) }
+        }
+
+        // A post for contacts reaches Bob, in range, as a `feed` line of his run.
+        _ = try alice.ok(["feed", "profile", "--name", "Alice M"])
+        let post = try XCTUnwrap(try alice.ok(["feed", "post", "Picnic at the lake on Sunday?"])["entry"] as? [String: Any])
+        let postID = try XCTUnwrap(post["id"] as? String)
+        let line = try object(try await bobRun.waitForLine(containing: "Picnic at the lake", timeout: .seconds(30)))
+        XCTAssertEqual(line["type"] as? String, "feed")
+        XCTAssertEqual(line["author"] as? String, "Alice")
+        XCTAssertEqual(line["status"] as? String, "ok")
+        XCTAssertEqual(line["id"] as? String, postID)
+
+        // Carol is Alice's contact but two hops away: link-local feed packets never reach her.
+        try await Task.sleep(for: .seconds(4))
+        XCTAssertEqual(try entries(carol).filter { $0["author"] as? String == "Alice" }.count, 0, "nothing crosses two hops")
+
+        // A retraction hides the post at Bob: the envelope stays, its content goes.
+        _ = try alice.ok(["feed", "retract", postID])
+        _ = try await bobRun.waitForLine(containing: #""entry_type":"tombstone""#, timeout: .seconds(30))
+        let atBob = try entries(bob, ["--author", "Alice"])
+        let retracted = try XCTUnwrap(atBob.first { $0["id"] as? String == postID })
+        XCTAssertEqual(retracted["status"] as? String, "tombstoned")
+        XCTAssertNil(retracted["body"])
+
+        // Carol comes into Alice's range: her session asks for Alice's feed and gets all of it.
+        carolRun.stop()
+        carolRun = try process(carol, ["run", "--mesh", "udp:\(pc),\(pb)/\(mtu),\(pa)/\(mtu)"])
+        _ = try await carolRun.waitForLine(containing: #""display_name":"Alice M""#, timeout: .seconds(40))
+        _ = try await carolRun.waitForLine(containing: #""entry_type":"tombstone""#, timeout: .seconds(40))
+        let atCarol = try entries(carol, ["--author", "Alice"])
+        XCTAssertEqual(atCarol.first { $0["id"] as? String == postID }?["status"] as? String, "tombstoned")
+        XCTAssertEqual(atCarol.first { $0["type"] as? String == "profile_update" }?["display_name"] as? String, "Alice M")
+
+        guard checkFork else { return }
+        // Alice's home is put back to a copy from before her next entry and she writes again:
+        // a rewritten chain. Bob refuses it, keeps it as evidence and flags the feed.
+        aliceRun.stop()
+        carolRun.stop()
+        let copy = root.appendingPathComponent("alice-copy").path
+        try FileManager.default.copyItem(atPath: alice.path, toPath: copy)
+        aliceRun = try process(alice, ["run", "--mesh", "udp:\(pa),\(pb)/\(mtu)"])
+        _ = try await aliceRun.waitForLine(containing: #""type":"mesh""#, timeout: .seconds(30))
+        _ = try alice.ok(["feed", "post", "first version"])
+        _ = try await bobRun.waitForLine(containing: "first version", timeout: .seconds(40))
+        aliceRun.stop()
+        try FileManager.default.removeItem(atPath: alice.path)
+        try FileManager.default.moveItem(atPath: copy, toPath: alice.path)
+        aliceRun = try process(alice, ["run", "--mesh", "udp:\(pa),\(pb)/\(mtu)"])
+        _ = try await aliceRun.waitForLine(containing: #""type":"mesh""#, timeout: .seconds(30))
+        _ = try alice.ok(["feed", "post", "second version"])
+        _ = try alice.ok(["feed", "post", "and more"])
+        let deadline = Date().addingTimeInterval(40)
+        var flagged: [String: Any]?
+        while Date() < deadline, flagged == nil {
+            let feeds = try bob.ok(["feed", "status"])["feeds"] as? [[String: Any]] ?? []
+            flagged = feeds.first { $0["name"] as? String == "Alice" && $0["flagged"] as? Bool == true }
+            if flagged == nil { try await Task.sleep(for: .milliseconds(500)) }
+        }
+        let diagnostics = (bobRun.standardError + aliceRun.standardError).split(separator: "\n").filter { $0.contains("burrow.feed") }.suffix(30)
+        let feed = try XCTUnwrap(flagged, "Bob flags Alice's rewritten feed\n" + diagnostics.joined(separator: "\n"))
+        XCTAssertGreaterThan(feed["evidence"] as? Int ?? 0, 0)
+        let bodies = try entries(bob, ["--author", "Alice"]).compactMap { $0["body"] as? String }
+        XCTAssertTrue(bodies.contains("first version"))
+        XCTAssertFalse(bodies.contains("second version"), "the rewritten entries are refused")
+        XCTAssertFalse(bodies.contains("and more"))
+    }
+}
