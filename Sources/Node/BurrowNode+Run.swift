@@ -52,7 +52,10 @@ extension BurrowNode {
         let now = Self.now()
         // Feed keys owed to contacts go with the DMs below (a reply decided while a command
         // held the mailbox, a 24 h resend).
-        do { try feeds.queueFeedKeys() } catch {
+        do {
+            try feeds.recordGroupSecrets()
+            try feeds.queueFeedKeys()
+        } catch {
             logger.warning("feed keys not queued", metadata: ["error": "\(Self.describe(error))"])
         }
         // Direct messages: lifetimes, queued messages, unanswered handshakes, unsent frames.

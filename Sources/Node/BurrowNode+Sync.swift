@@ -39,6 +39,7 @@ extension BurrowNode {
     /// Feed keys owed to contacts, then the followed feeds through the relay carrier (when on).
     func syncFeeds(timeout: Duration, report: inout SyncReport) async {
         do {
+            try feeds.recordGroupSecrets()
             if try feeds.queueFeedKeys() { await directMessages.flushDMOutbox(timeout: timeout) }
             for entry in try await feeds.fetchFromRelays(timeout: timeout) { report.updates.append(.feed(entry)) }
         } catch {

@@ -97,6 +97,7 @@ public actor FeedMeshSync {
     /// Our `P` (announced) and the contacts we can recognise, read again every 2 s.
     private func refreshPresence() {
         do {
+            try feeds.recordGroupSecrets()
             let presence = try feeds.presence()
             let before = contacts.count
             contacts = presence.contacts

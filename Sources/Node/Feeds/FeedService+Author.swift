@@ -232,3 +232,29 @@ extension FeedService {
         return try directMessages.resolveContact(name, in: state, tx).identityKey.bytes
     }
 }
+
+extension FeedService {
+    /// Keeps the feed secret of every epoch of our groups this node still holds (5.4): members
+    /// read entries of epochs they were in, so each epoch's secret is written while the MLS state
+    /// still has it. Entries that waited for one are opened again. Returns whether any was new.
+    @discardableResult
+    func recordGroupSecrets() throws -> Bool {
+        let added = try store.transaction { tx -> Bool in
+            let known = Set(try tx.feedKeys.groupSecrets().map { "\($0.audience)/\($0.epoch)" })
+            var added = false
+            for row in try tx.groups.readable() {
+                guard let loaded = try? LoadedGroup(row) else { continue }
+                let mls = loaded.group.mls
+                let audience = FeedKeys.groupAudience(mlsGroupID: mls.groupID)
+                for epoch in mls.retainedEpochs where !known.contains("\(audience)/\(epoch)") {
+                    let secret = try mls.exporter(label: FeedKeys.exporterLabel, context: FeedKeys.exporterContext, length: 32, epoch: epoch)
+                    try tx.feedKeys.putGroupSecret(audience: audience, epoch: Int64(clamping: epoch), secret: secret.unsafeBytes)
+                    added = true
+                }
+            }
+            return added
+        }
+        if added { try reopenWaiting() }
+        return added
+    }
+}

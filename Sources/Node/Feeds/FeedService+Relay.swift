@@ -30,6 +30,7 @@ extension FeedService {
             return try tx.feeds.feeds().filter { $0.following && !$0.own }
         }
         guard let followed, !followed.isEmpty else { return [] }
+        try recordGroupSecrets()
         let follows = Dictionary(followed.map { ($0.feedID, $0.identityKey) }, uniquingKeysWith: { a, _ in a })
         let filter = Filter(kinds: [FeedRelayCarrier.kind], tags: ["f": followed.map { Base64URL.encode($0.feedID) }])
         let events = try await gateway.fetch(filter, timeout: timeout)
