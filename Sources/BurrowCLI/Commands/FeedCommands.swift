@@ -120,7 +120,8 @@ struct FeedStatusCommand: BurrowCommand {
 
     func execute() async throws -> CommandOutput {
         let (feeds, relay) = try await NodeOpener.with(globals) { (try $0.feeds.status(), try $0.feeds.relayCarrier()) }
-        let lines = feeds.map(FeedOutput.statusText) + ["relay carrier: \(relay ? "on" : "off")"]
+        let lines = feeds.map(FeedOutput.statusText) + [relay ? "your feed also goes through your relays (feed relay off to stop)"
+                                                                  : "your feed goes only to contacts you meet nearby (feed relay on to use your relays too)"]
         return CommandOutput(fields: [("feeds", .array(feeds.map(FeedOutput.status))), ("relay", .bool(relay))], human: lines.joined(separator: "\n"))
     }
 }
@@ -204,7 +205,8 @@ enum FeedOutput {
             if f.held > 0 { parts.append("\(f.held) waiting for earlier ones") }
             if f.gaps > 0 { parts.append("\(f.gaps) gap\(f.gaps == 1 ? "" : "s")") }
             parts.append(f.lastSyncAt.map { "last synced \(HumanTime.format(seconds: $0 / 1000))" } ?? "never synced")
-            parts.append(f.pairKeyAgeDays.map { "keys \($0) day\($0 == 1 ? "" : "s") old" } ?? "no keys exchanged yet")
+            parts.append(f.pairKeyAgeDays.map { $0 == 0 ? "keys exchanged today" : "keys exchanged \($0) day\($0 == 1 ? "" : "s") ago" }
+                ?? "no keys exchanged yet (they go with your first direct messages)")
         }
         if f.flagged { parts.append("FLAGGED: \(f.evidence) tampered or conflicting cop\(f.evidence == 1 ? "y" : "ies") kept as evidence") }
         return parts.joined(separator: ", ")
