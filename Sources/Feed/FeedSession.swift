@@ -47,6 +47,8 @@ public struct FeedSession {
     /// Envelopes the peer's offers announced in this session, and chunks that arrived: fewer
     /// arrived means packets were lost, and the next session should come soon.
     public private(set) var offered = 0
+    /// What the peer said it holds of each feed it requested (have_seq), as last heard.
+    public private(set) var peerHolds: [[UInt8]: UInt32] = [:]
     public private(set) var chunksArrived = 0
 
     public init(link: FeedLink, peerFeedID: [UInt8]?) {
@@ -90,6 +92,7 @@ public struct FeedSession {
             for frame in frames {
                 switch frame {
                 case .request(let feedID, let have):
+                    peerHolds[feedID] = have
                     let range: ClosedRange<UInt32>? = have == SyncFrame.nothing ? 0...(SyncFrame.nothing - 1)
                         : (have >= SyncFrame.nothing - 1 ? nil : (have + 1)...(SyncFrame.nothing - 1))
                     queue.append((frame, Selection(feedID: feedID, range: range)))

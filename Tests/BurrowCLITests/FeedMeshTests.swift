@@ -88,6 +88,8 @@ final class FeedMeshTests: XCTestCase {
         // The first DMs make the Pigeon sessions; the feed-keys bodies follow on them.
         _ = try alice.ok(["dm", "send", "Bob", "hi Bob", "--via", "mesh", "--timeout", "15"])
         _ = try alice.ok(["dm", "send", "Carol", "hi Carol", "--via", "mesh", "--timeout", "15"])
+        _ = try bob.ok(["dm", "send", "Alice", "hi Alice", "--via", "mesh", "--timeout", "15"])
+        _ = try carol.ok(["dm", "send", "Alice", "hi Alice", "--via", "mesh", "--timeout", "15"])
         try await waitForKeys(alice, with: "Bob")
         try await waitForKeys(bob, with: "Alice")
         try await waitForKeys(alice, with: "Carol")

@@ -99,5 +99,25 @@ final class FeedRelayTests: XCTestCase {
         let status = try XCTUnwrap((try bob.ok(["feed", "status"])["feeds"] as? [[String: Any]])?.first { $0["name"] as? String == "Alice" })
         XCTAssertEqual(status["flagged"] as? Bool, false, "a forgery is not the author's fork")
         XCTAssertEqual(status["accepted"] as? [Int], [0, 1])
+
+        // Alice's laptop is lost; a backup (which holds no feed) is restored on a new one. It
+        // takes its own feed back before writing, so Bob sees one chain go on, not a fork.
+        let backupPass = root.appendingPathComponent("backup-pass").path
+        try "a backup passphrase".write(toFile: backupPass, atomically: true, encoding: .utf8)
+        let file = root.appendingPathComponent("alice.burrowbackup").path
+        _ = try alice.ok(["backup", "create", file, "--backup-passphrase-file", backupPass, "--kdf-memory-mib", "8"])
+        let laptop = BurrowHome(path: root.appendingPathComponent("alice-laptop").path, passphraseFile: pass)
+        _ = try laptop.ok(["backup", "restore", file, "--backup-passphrase-file", backupPass, "--kdf-memory-mib", "8"])
+        XCTAssertEqual(try laptop.errorCode(["feed", "post", "too early"]), "invalid_input", "nothing is written before the feed is back")
+        _ = try laptop.ok(["feed", "relay", "on"])
+        _ = try laptop.ok(["sync"])
+        XCTAssertEqual(try entries(laptop, ["--author", "you"]).compactMap { $0["body"] as? String }.sorted(),
+                       ["Picnic at the lake on Sunday?", "The gate code is 4711"], "the own feed came back, readable")
+        let next = try XCTUnwrap(try laptop.ok(["feed", "post", "Back on a new laptop"])["entry"] as? [String: Any])
+        XCTAssertEqual(next["sequence"] as? Int, 2, "the chain goes on where it was")
+        _ = try bob.ok(["sync"])
+        let after = try XCTUnwrap((try bob.ok(["feed", "status"])["feeds"] as? [[String: Any]])?.first { $0["name"] as? String == "Alice" })
+        XCTAssertEqual(after["flagged"] as? Bool, false)
+        XCTAssertEqual(after["accepted"] as? [Int], [0, 2])
     }
 }

@@ -44,7 +44,7 @@ extension BurrowNode {
                 }
                 if parts.contains(.messages) {
                     let kept = Set(contacts.map(\.identity))
-                    directMessages = try tx.dmMessages.all().filter { kept.contains(Data($0.contact)) }.map {
+                    directMessages = try tx.dmMessages.all().filter { kept.contains(Data($0.contact)) && $0.kind != FeedService.feedKeysKind }.map {
                         .init(contact: Data($0.contact), direction: $0.direction.rawValue, msgID: Data($0.msgID), kind: $0.kind,
                               sentAt: $0.sentAt, receivedAt: $0.receivedAt, body: Data($0.body),
                               status: $0.status == .queued ? StoredDM.Status.sent.rawValue : $0.status.rawValue)
@@ -107,7 +107,12 @@ extension BurrowNode {
             try node.store.transaction { tx in
                 if let identity = content.identity {
                     try tx.identity.set(secretKey: Array(identity.nostrSecretKey), createdAt: identity.createdAt)
-                    if let local = identity.dmIdentity { try tx.pigeonRecords.set("local", Array(local)) }
+                    if let local = identity.dmIdentity {
+                        try tx.pigeonRecords.set("local", Array(local))
+                        // Feeds are not in the backup: the own feed comes back from contacts
+                        // before anything new is written to it (feed.md 7.3).
+                        try tx.settings.set(FeedService.catchingUpSetting, "1")
+                    }
                 }
                 for relay in content.relays { _ = try tx.relays.add(url: relay.url, read: relay.read, write: relay.write, addedAt: relay.addedAt) }
                 for contact in content.contacts {

@@ -17,8 +17,8 @@ public actor FeedMeshSync {
     static let firstSessionDelay: ClosedRange<UInt64> = 0...1_000
     static let sessionInterval: UInt64 = 60_000
     static let batchWindow: Duration = .milliseconds(50)
-    /// Our side opens again for a peer's new session only if ours is older than this.
-    static let reopenGap: UInt64 = 1_000
+    /// Our side answers a peer's new session unless ours opened this recently.
+    static let answerGap: UInt64 = 700
     /// A session that left us behind what the peer offered is opened again this soon.
     static let retryDelay: UInt64 = 3_000
     static let maximumRetries = 3
@@ -41,6 +41,8 @@ public actor FeedMeshSync {
         var linkOwnKey: [UInt8]
         var session: FeedSession?
         var openedAt: UInt64 = 0
+        /// The peer's have_seq of our own feed, from its last request.
+        var holdsOurs: UInt32?
         /// Quick retries since the last progress (a refused chain must not keep us asking).
         var retries = 0
         var batch: [(type: SyncFrameType, payload: [UInt8])] = []
@@ -184,9 +186,11 @@ public actor FeedMeshSync {
         let now = Self.now()
         do {
             let store = try StoredFeedSync(service: feeds)
-            // The peer started a session: we run our side of it too (its round 1), unless ours
-            // opened moments ago. This is how a new entry travels at once both ways.
-            if batch.contains(where: { $0.type == .request }), now >= neighbour.openedAt + Self.reopenGap {
+            // Requests only open a session (8.5): the peer started one, and we run our side of
+            // it too (our round 1), unless ours opened a moment ago (the peer's session then
+            // answers ours, and answering again would bounce between us). This is how a new
+            // entry travels at once.
+            if batch.contains(where: { $0.type == .request }), now >= neighbour.openedAt + Self.answerGap {
                 session = FeedSession(link: session.link, peerFeedID: FeedKeys.feedID(identityKey: neighbour.contact))
                 sent += try session.open(store)
                 neighbour.openedAt = now
@@ -199,6 +203,12 @@ public actor FeedMeshSync {
             // The peer offered more than arrived (a packet lost on the air, or dropped before
             // we knew the peer): ask again in a few seconds rather than at the next minute.
             let behind = session.chunksArrived < session.offered
+            // A contact's offer of our own feed with nothing newer than we hold: it is back.
+            if let offer = session.offers[store.ownFeedID], store.followedFeedIDs.contains(store.ownFeedID),
+               offer.haveSequence == SyncFrame.nothing || (store.summary(of: store.ownFeedID).accepted?.upperBound).map({ $0 >= offer.haveSequence }) == true {
+                feeds.caughtUp()
+            }
+            if let holds = session.peerHolds[store.ownFeedID] { neighbour.holdsOurs = holds }
             if !fresh.isEmpty { neighbour.retries = 0 }
             if behind, neighbour.retries < Self.maximumRetries {
                 neighbour.retries += 1
@@ -260,7 +270,10 @@ public actor FeedMeshSync {
             refreshPresence()
             // Feed keys owed to a contact (a reply decided while a command held the node)
             // leave within seconds, not at the next upkeep.
-            do { if try feeds.queueFeedKeys() { await feeds.directMessages.flushDMOutbox(timeout: .seconds(2)) } } catch {
+            // The flush goes through `run`'s sender lane, one round at a time with its others.
+            do {
+                if try feeds.queueFeedKeys() { feeds.directMessages.liveSender.kick(feeds.directMessages, deletions: [], timeout: .seconds(2)) }
+            } catch {
                 logger.warning("feed keys not queued", metadata: ["error": "\(BurrowNode.describe(error))"])
             }
         }
@@ -268,6 +281,16 @@ public actor FeedMeshSync {
         do {
             let top = try feeds.store.transaction { tx in try tx.feeds.summary(feedID: try feeds.identity(tx).feedID).accepted?.upperBound }
             if sawOwnTop, top != ownTop { for key in neighbours.keys { neighbours[key]?.nextSessionAt = now } }
+            // A neighbour that still lacks our newest entry a few seconds after our last
+            // session gets another (its answer may have crossed ours), a few times at most.
+            if let top, let ours = UInt32(exactly: top) {
+                for (key, neighbour) in neighbours where neighbour.retries < Self.maximumRetries
+                    && now >= neighbour.openedAt + Self.retryDelay && neighbour.nextSessionAt > now
+                    && (neighbour.holdsOurs.map { $0 == SyncFrame.nothing || $0 < ours } ?? false) {
+                    neighbours[key]?.retries += 1
+                    neighbours[key]?.nextSessionAt = now
+                }
+            }
             ownTop = top
             sawOwnTop = true
         } catch {

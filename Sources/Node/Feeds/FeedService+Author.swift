@@ -124,6 +124,11 @@ extension FeedService {
         let now = Self.nowMilliseconds()
         let (envelope, view, publish) = try store.transaction { tx -> (Envelope, FeedEntryView, Bool) in
             let identity = try identity(tx)
+            if audience != .journal, try catchingUp(tx) {
+                throw NodeError.invalidInput(
+                    "this home was restored from a backup and your feed is not back yet: meet a contact nearby (`burrow run --mesh …`) "
+                        + "or turn on `feed relay on` and `sync`, then write again (writing now would make your contacts refuse your feed)")
+            }
             let exchange = try exchange(identity, tx, now: now)
             let resolved: AuthorAudience
             switch audience {

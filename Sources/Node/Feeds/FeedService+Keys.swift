@@ -4,8 +4,7 @@ import Pigeon
 import Store
 
 /// The feed-keys exchange (feed.md 5.3) over Pigeon DMs: bodies of content kind 4 queued as DM
-/// messages, so they ride the contact's session or wait behind a new handshake exactly as a
-/// text does; bodies received from an added contact update the exchange in the transaction
+/// messages on the contact's session, and encrypted exactly as a text is; bodies received from an added contact update the exchange in the transaction
 /// that stores the DM.
 extension FeedService {
     static let feedKeysKind = 4
@@ -36,7 +35,7 @@ extension FeedService {
 
     /// Step 1 and its resend: a body to every added contact that is owed one (a reply decided
     /// on receipt, or no pair key yet for our current bundle and theirs, resent after 24 h),
-    /// queued as a DM message that goes on the contact's session or behind a new handshake.
+    /// queued as a DM message on the contact's session (none is started for it).
     /// Returns whether anything was queued.
     @discardableResult
     func queueFeedKeys() throws -> Bool {
@@ -46,7 +45,10 @@ extension FeedService {
             var exchange = try exchange(identity, tx, now: now)
             var state = try directMessages.pigeon(tx)
             var queued = false
-            for contact in state.contacts.values.sorted(by: { $0.identityKey < $1.identityKey }) where contact.state == .added {
+            // Only on a session that is up (5.3 step 1): feed keys never start a handshake of
+            // their own; the first message either way makes the session.
+            for contact in state.contacts.values.sorted(by: { $0.identityKey < $1.identityKey })
+            where contact.state == .added && state.currentSession(with: contact.identityKey) != nil {
                 let peer = contact.identityKey.bytes
                 let last = try tx.feedKeys.lastSent(to: peer)
                 var body: [UInt8]
@@ -61,12 +63,7 @@ extension FeedService {
                 let message = StoredDM(contact: peer, direction: .outgoing, msgID: DirectMessageService.randomMessageID(), sessionID: nil,
                                        kind: Self.feedKeysKind, sentAt: now, receivedAt: nil, body: body, status: .queued)
                 guard try tx.dmMessages.insert(message) else { continue }
-                if state.currentSession(with: contact.identityKey) != nil {
-                    state = try directMessages.encryptQueued(for: contact.identityKey, state: state, now: UInt64(now), tx)
-                } else if (try tx.dmOutbox.newestCreatedAt(contact: peer)).map({ Self.now() - $0 >= DirectMessageService.handshakeResendInterval }) ?? true {
-                    try directMessages.startHandshake(with: contact, state: state, now: UInt64(now), tx)
-                    state = try directMessages.pigeon(tx)
-                }
+                state = try directMessages.encryptQueued(for: contact.identityKey, state: state, now: UInt64(now), tx)
                 try tx.feedKeys.setSent(to: peer, body: body, at: now)
                 queued = true
             }

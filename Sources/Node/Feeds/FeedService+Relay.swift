@@ -24,10 +24,11 @@ extension FeedService {
     /// Fetches the followed feeds' events and takes their envelopes in; returns the entries
     /// that became readable, for `run`'s `feed` lines. Nothing happens with the carrier off.
     public func fetchFromRelays(timeout: Duration) async throws -> [FeedEntryView] {
-        let followed = try store.transaction { tx -> [StoredFeed]? in
+        let (followed, restoring) = try store.transaction { tx -> ([StoredFeed]?, Bool) in
             _ = try identity(tx)
-            guard try relayCarrierOn(tx) else { return nil }
-            return try tx.feeds.feeds().filter { $0.following && !$0.own }
+            guard try relayCarrierOn(tx) else { return (nil, false) }
+            let restoring = try catchingUp(tx)
+            return (try tx.feeds.feeds().filter { $0.following && !$0.own || $0.own && restoring }, restoring)
         }
         guard let followed, !followed.isEmpty else { return [] }
         try recordGroupSecrets()
@@ -44,7 +45,10 @@ extension FeedService {
         envelopes.sort { a, b in
             a.fields.feedID == b.fields.feedID ? a.fields.sequence > b.fields.sequence : a.fields.feedID.lexicographicallyPrecedes(b.fields.feedID)
         }
-        return try take(envelopes.map(\.bytes), requested: Set(follows.keys))
+        let taken = try take(envelopes.map(\.bytes), requested: Set(follows.keys))
+        // The relays gave back what they hold of our own feed: writing may go on from there.
+        if restoring { caughtUp() }
+        return taken
     }
 
     /// Takes envelopes of followed feeds in, one transaction each; returns the entries that

@@ -18,7 +18,9 @@ final class StoredFeedSync: FeedSyncStore, @unchecked Sendable {
         self.service = service
         (ownFeedID, followedFeedIDs) = try service.store.transaction { tx in
             let identity = try service.identity(tx)
-            return (identity.feedID, try tx.feeds.feeds().filter { $0.following && !$0.own }.map(\.feedID))
+            let followed = try tx.feeds.feeds().filter { $0.following && !$0.own }.map(\.feedID)
+            // A restored home asks for its own feed in every session until it is back (7.3).
+            return (identity.feedID, try service.catchingUp(tx) ? [identity.feedID] + followed : followed)
         }
     }
 

@@ -44,6 +44,25 @@ public struct FeedStatusView: Sendable, Equatable {
 
 extension FeedService {
     static let relayCarrierSetting = "feed_relay_carrier"
+    /// Set by a restore: the own feed is fetched back from contacts, and nothing is written to
+    /// it until a contact's offer (or the relays) shows no newer entry (feed.md 7.3).
+    static let catchingUpSetting = "feed_catching_up"
+
+    func catchingUp(_ tx: StoreTransaction) throws -> Bool { try tx.settings.get(Self.catchingUpSetting) == "1" }
+
+    /// The own feed caught up: writing is allowed again.
+    func caughtUp() {
+        do {
+            try store.transaction { tx in
+                guard try catchingUp(tx) else { return }
+                try tx.settings.set(Self.catchingUpSetting, "0")
+            }
+            // The own chain was loaded only to take the feed back; the store has it now.
+            chains.withLock { $0.removeAll() }
+        } catch {
+            logger.warning("the feed's catch-up was not recorded", metadata: ["error": "\(BurrowNode.describe(error))"])
+        }
+    }
 
     func relayCarrierOn(_ tx: StoreTransaction) throws -> Bool { try tx.settings.get(Self.relayCarrierSetting) == "on" }
 

@@ -205,7 +205,7 @@ public final class FeedService: ContextualService {
             return cached
         }
         let stored = try store.transaction { try $0.feeds.messages(feedID: feed.feedID, held: true) }
-        var chain = FeedChain(identityKey: feed.identityKey, maximumPerFeed: FeedChain.defaultMaximumPerFeed, reader: reader)
+        var chain = FeedChain(identityKey: feed.identityKey, maximumPerFeed: feed.own ? nil : FeedChain.defaultMaximumPerFeed, reader: reader)
         for row in stored.filter(\.accepted) + stored.filter({ !$0.accepted }) { _ = chain.receive(row.envelope) }
         _ = chain.takeChanges()
         chains.withLock { $0[feed.feedID] = chain }
@@ -264,7 +264,11 @@ public final class FeedService: ContextualService {
         do {
             let (contentReader, feeds) = try store.transaction { tx -> (FeedReader, [StoredFeed]) in
                 let own = try self.identity(tx)
-                return (try self.reader(own, tx), try tx.feeds.feeds().filter { $0.following && !$0.own && requested.contains($0.feedID) })
+                // A restored home takes its own feed back too (7.3).
+                let takesOwn = try catchingUp(tx)
+                return (try self.reader(own, tx), try tx.feeds.feeds().filter {
+                    ($0.following || ($0.own && takesOwn)) && requested.contains($0.feedID)
+                })
             }
             var loaded: [[UInt8]: FeedChain] = [:]
             for feed in feeds { loaded[feed.feedID] = try chain(feed, reader: contentReader) }
