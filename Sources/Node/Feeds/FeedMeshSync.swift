@@ -91,6 +91,7 @@ public actor FeedMeshSync {
     }
 
     private var lastRefresh: UInt64 = 0
+    private var lastGroupSecrets: UInt64 = 0
     private var ownTop: Int64?
     private var sawOwnTop = false
     /// How often contacts' presence keys are read again (a pair key just made counts soon).
@@ -99,7 +100,11 @@ public actor FeedMeshSync {
     /// Our `P` (announced) and the contacts we can recognise, read again every 2 s.
     private func refreshPresence() {
         do {
-            try feeds.recordGroupSecrets()
+            // Epoch secrets are kept long after an epoch ends: a look every 30 s is enough.
+            if lastRefresh == 0 || Self.now() >= lastGroupSecrets + 30_000 {
+                try feeds.recordGroupSecrets()
+                lastGroupSecrets = Self.now()
+            }
             let presence = try feeds.presence()
             let before = contacts.count
             contacts = presence.contacts

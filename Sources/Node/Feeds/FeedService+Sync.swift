@@ -11,6 +11,8 @@ final class StoredFeedSync: FeedSyncStore, @unchecked Sendable {
     let ownFeedID: [UInt8]
     let maximumPerFeed = FeedChain.defaultMaximumPerFeed
     let followedFeedIDs: [[UInt8]]
+    /// The reader and the feeds chunks may be for, read once per round instead of per chunk.
+    private lazy var prepared: FeedService.Prepared? = try? service.prepare()
     /// Accepted by chunks since the last `takeAccepted()`.
     private var acceptedSinceLast: [(feedID: [UInt8], sequence: UInt32)] = []
 
@@ -28,8 +30,7 @@ final class StoredFeedSync: FeedSyncStore, @unchecked Sendable {
         guard let summary = try? service.store.transaction({ try $0.feeds.summary(feedID: feedID) }) else {
             return FeedSyncSummary(accepted: nil, held: [])
         }
-        let accepted = summary.accepted.flatMap { r in UInt32(exactly: r.lowerBound).flatMap { lo in UInt32(exactly: r.upperBound).map { lo...$0 } } }
-        return FeedSyncSummary(accepted: accepted, held: summary.held.compactMap { UInt32(exactly: $0) })
+        return FeedSyncSummary(stored: summary)
     }
 
     func accepted(feedID: [UInt8], in range: ClosedRange<UInt32>) -> [ServedEnvelope] {
@@ -42,7 +43,7 @@ final class StoredFeedSync: FeedSyncStore, @unchecked Sendable {
     }
 
     func receiveChunk(messageID: [UInt8], envelope: [UInt8], requested: Set<[UInt8]>) -> FeedChunkReceiver.Received {
-        let received = service.receive(messageID: messageID, envelope: envelope, requested: requested)
+        let received = service.receive(messageID: messageID, envelope: envelope, requested: requested, prepared: prepared)
         if let unverified = try? UnverifiedEnvelope.decode(envelope) {
             acceptedSinceLast += service.accepted(received, feedID: unverified.fields.feedID, sequence: unverified.fields.sequence)
         }
@@ -52,6 +53,14 @@ final class StoredFeedSync: FeedSyncStore, @unchecked Sendable {
     func takeAccepted() -> [(feedID: [UInt8], sequence: UInt32)] {
         defer { acceptedSinceLast = [] }
         return acceptedSinceLast
+    }
+}
+
+extension FeedSyncSummary {
+    /// A store's summary, sequences within the feed's range (anything else is left out).
+    init(stored: (accepted: ClosedRange<Int64>?, held: [Int64])) {
+        let accepted = stored.accepted.flatMap { r in UInt32(exactly: r.lowerBound).flatMap { lo in UInt32(exactly: r.upperBound).map { lo...$0 } } }
+        self.init(accepted: accepted, held: stored.held.compactMap { UInt32(exactly: $0) })
     }
 }
 

@@ -145,8 +145,7 @@ extension FeedService {
             let now = Self.nowMilliseconds()
             return try tx.feeds.feeds().sorted { ($0.own ? 0 : 1, names[$0.feedID] ?? "") < ($1.own ? 0 : 1, names[$1.feedID] ?? "") }.map { feed in
                 let summary = try tx.feeds.summary(feedID: feed.feedID)
-                let syncSummary = FeedSyncSummary(accepted: summary.accepted.flatMap { r in UInt32(exactly: r.lowerBound).flatMap { lo in UInt32(exactly: r.upperBound).map { lo...$0 } } },
-                                                  held: summary.held.compactMap { UInt32(exactly: $0) })
+                let syncSummary = FeedSyncSummary(stored: summary)
                 let newest = pairKeys.filter { $0.peerFeedID == feed.feedID && $0.supersededAt == nil }.map(\.establishedAt).max()
                 return FeedStatusView(
                     name: names[feed.feedID] ?? "?", feedID: Base64URL.encode(feed.feedID), own: feed.own, following: feed.following,

@@ -260,16 +260,26 @@ public final class FeedService: ContextualService {
 
     /// One envelope from a peer or relay for the followed feeds in `requested` (8.4, 4.4,
     /// 7.1), committed with its outcome and every change it caused, in one transaction.
-    func receive(messageID: [UInt8], envelope bytes: [UInt8], requested: Set<[UInt8]>) -> FeedChunkReceiver.Received {
+    /// What receiving needs from the store: the reader and the feeds it may take envelopes of.
+    struct Prepared {
+        let reader: FeedReader
+        let feeds: [StoredFeed]
+    }
+
+    func prepare() throws -> Prepared {
+        try store.transaction { tx in
+            let own = try self.identity(tx)
+            // A restored home takes its own feed back too (7.3).
+            let takesOwn = try catchingUp(tx)
+            return Prepared(reader: try self.reader(own, tx), feeds: try tx.feeds.feeds().filter { $0.following || ($0.own && takesOwn) })
+        }
+    }
+
+    func receive(messageID: [UInt8], envelope bytes: [UInt8], requested: Set<[UInt8]>, prepared: Prepared? = nil) -> FeedChunkReceiver.Received {
         do {
-            let (contentReader, feeds) = try store.transaction { tx -> (FeedReader, [StoredFeed]) in
-                let own = try self.identity(tx)
-                // A restored home takes its own feed back too (7.3).
-                let takesOwn = try catchingUp(tx)
-                return (try self.reader(own, tx), try tx.feeds.feeds().filter {
-                    ($0.following || ($0.own && takesOwn)) && requested.contains($0.feedID)
-                })
-            }
+            let context = try prepared ?? prepare()
+            let contentReader = context.reader
+            let feeds = context.feeds.filter { requested.contains($0.feedID) }
             var loaded: [[UInt8]: FeedChain] = [:]
             for feed in feeds { loaded[feed.feedID] = try chain(feed, reader: contentReader) }
             let received = FeedChunkReceiver.receive(messageID: messageID, envelope: bytes, requested: requested, chains: &loaded)
