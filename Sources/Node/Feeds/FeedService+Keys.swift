@@ -68,8 +68,25 @@ extension FeedService {
                 queued = true
             }
             try saveExchange(exchange, identity, tx, now: now)
+            try pruneKeys(tx, now: now)
             return queued
         }
+    }
+
+    /// Own ML-KEM seeds are deleted 7 days after their bundle was superseded, contacts' old
+    /// bundles and superseded pair keys 30 days after (5.3): a later compromise of the store
+    /// then opens no entry sealed under them.
+    static let ownSeedLifetime: Int64 = 7 * 86_400_000
+
+    func pruneKeys(_ tx: StoreTransaction, now: Int64) throws {
+        for bundle in try tx.feedKeys.bundles() {
+            guard let superseded = bundle.supersededAt else { continue }
+            let lifetime = bundle.kemSeed == nil ? Self.keepSuperseded : Self.ownSeedLifetime
+            guard superseded + lifetime < now else { continue }
+            try tx.feedKeys.deleteEncapsulations(involving: bundle.hash)
+            try tx.feedKeys.deleteBundle(hash: bundle.hash)
+        }
+        try tx.feedKeys.deletePairKeys(supersededBefore: now - Self.keepSuperseded)
     }
 
     /// After a batch of DMs: replies owed are queued, and entries that waited for a key opened.
