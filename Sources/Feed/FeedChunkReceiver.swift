@@ -7,11 +7,15 @@ public enum FeedChunkReceiver {
     public struct Received: Sendable {
         public let result: Result<ChainOutcome.Status, FeedError>
         public let released: [ChainOutcome.Release]
+        /// The envelope's feed and sequence, once it decoded.
+        public let position: (feedID: [UInt8], sequence: UInt32)?
         public var refused: Bool { if case .failure = result { return true } else { return false } }
 
-        public init(result: Result<ChainOutcome.Status, FeedError>, released: [ChainOutcome.Release]) {
+        public init(result: Result<ChainOutcome.Status, FeedError>, released: [ChainOutcome.Release],
+                    position: (feedID: [UInt8], sequence: UInt32)? = nil) {
             self.result = result
             self.released = released
+            self.position = position
         }
     }
 
@@ -24,14 +28,17 @@ public enum FeedChunkReceiver {
             return Received(result: .failure(error), released: [])
         }
         let feedID = unverified.fields.feedID
-        guard requested.contains(feedID), var chain = chains[feedID] else { return Received(result: .failure(.feedIDMismatch), released: []) }
+        let position = (feedID, unverified.fields.sequence)
+        guard requested.contains(feedID), var chain = chains[feedID] else {
+            return Received(result: .failure(.feedIDMismatch), released: [], position: position)
+        }
         let envelope: Envelope
         do { envelope = try unverified.verify(identityKey: chain.identityKey) } catch {
-            return Received(result: .failure(error), released: [])
+            return Received(result: .failure(error), released: [], position: position)
         }
         let outcome = chain.receive(envelope)
         chains[feedID] = chain
-        return Received(result: outcome.result, released: outcome.released)
+        return Received(result: outcome.result, released: outcome.released, position: position)
     }
 }
 

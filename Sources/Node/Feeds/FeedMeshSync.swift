@@ -55,8 +55,6 @@ public actor FeedMeshSync {
     private var unmatched: [[UInt8]: (tag: [UInt8], heardAt: UInt64)] = [:]
     private var contacts: [FeedService.PresenceContact] = []
     private var ownPresence: [UInt8]?
-    /// Packets dropped, by reason, for the log.
-    public private(set) var dropped: [String: Int] = [:]
 
     public init(feeds: FeedService, mesh: MeshService, emit: @escaping @Sendable (NodeUpdate) -> Void) {
         self.feeds = feeds
@@ -158,11 +156,11 @@ public actor FeedMeshSync {
 
     private func received(type: SyncFrameType, payload: [UInt8], from meshKey: [UInt8]) {
         guard var neighbour = neighbours[meshKey] else {
-            dropped["unknown_neighbour", default: 0] += 1
+            logger.debug("a feed packet from an unrecognised neighbour was dropped")
             return
         }
         guard neighbour.batch.count < Self.maximumBatch else {
-            dropped["batch_full", default: 0] += 1
+            logger.debug("a feed packet was dropped: the neighbour's batch is full")
             return
         }
         neighbour.batch.append((type, payload))
@@ -202,7 +200,7 @@ public actor FeedMeshSync {
                 neighbour.nextSessionAt = now + Self.sessionInterval
             }
             let step = try session.step(delivered: batch, store: store)
-            for case .dropped(let error) in step.deliveries { dropped[error.rawValue, default: 0] += 1 }
+            for case .dropped(let error) in step.deliveries { logger.debug("a feed packet was dropped", metadata: ["reason": "\(error.rawValue)"]) }
             sent += step.sent
             fresh = store.takeAccepted()
             // The peer offered more than arrived (a packet lost on the air, or dropped before

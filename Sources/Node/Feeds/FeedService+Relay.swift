@@ -57,8 +57,7 @@ extension FeedService {
         var fresh: [(feedID: [UInt8], sequence: UInt32)] = []
         for bytes in envelopes {
             let received = receive(messageID: FeedKeys.messageID(of: bytes), envelope: bytes, requested: requested)
-            guard let unverified = try? UnverifiedEnvelope.decode(bytes) else { continue }
-            fresh += accepted(received, feedID: unverified.fields.feedID, sequence: unverified.fields.sequence)
+            fresh += accepted(received)
             if case .failure(let error) = received.result {
                 logger.notice("a feed envelope was refused", metadata: ["reason": "\(error.rawValue)"])
             }
@@ -67,7 +66,8 @@ extension FeedService {
     }
 
     /// The sequences an outcome accepted: the envelope's own and those its cascade released.
-    func accepted(_ received: FeedChunkReceiver.Received, feedID: [UInt8], sequence: UInt32) -> [(feedID: [UInt8], sequence: UInt32)] {
+    func accepted(_ received: FeedChunkReceiver.Received) -> [(feedID: [UInt8], sequence: UInt32)] {
+        guard let (feedID, sequence) = received.position else { return [] }
         var out: [(feedID: [UInt8], sequence: UInt32)] = []
         if case .success(.accepted) = received.result { out.append((feedID, sequence)) }
         for release in received.released { if case .success(.accepted) = release.result { out.append((feedID, release.sequence)) } }

@@ -44,9 +44,7 @@ final class StoredFeedSync: FeedSyncStore, @unchecked Sendable {
 
     func receiveChunk(messageID: [UInt8], envelope: [UInt8], requested: Set<[UInt8]>) -> FeedChunkReceiver.Received {
         let received = service.receive(messageID: messageID, envelope: envelope, requested: requested, prepared: prepared)
-        if let unverified = try? UnverifiedEnvelope.decode(envelope) {
-            acceptedSinceLast += service.accepted(received, feedID: unverified.fields.feedID, sequence: unverified.fields.sequence)
-        }
+        acceptedSinceLast += service.accepted(received)
         return received
     }
 
