@@ -164,6 +164,19 @@ public struct FeedKeyExchange: Sendable {
         return reply
     }
 
+    /// A contact's bundle learnt from its `key_rotation` entry (feed.md 6): it becomes the
+    /// contact's current bundle when newer than the one held (its presence key comes with the
+    /// contact's own feed-keys body). Returns whether it was newer: the next body to the
+    /// contact then carries an encapsulation to it.
+    public mutating func learn(_ bundle: PQBundle, from peer: [UInt8]) throws(FeedError) -> Bool {
+        guard bundle.identityKey == peer else { throw .identityMismatch }
+        var contact = contacts[peer] ?? Contact()
+        if let held = contact.bundle, held.hash == bundle.hash || held.createdAt >= bundle.createdAt { return false }
+        contact.bundle = bundle
+        contacts[peer] = contact
+        return true
+    }
+
     /// The pair keys with `peer`, newest last.
     public func pairKeys(with peer: [UInt8]) -> [PairKeyRecord] { contacts[peer]?.pairKeys ?? [] }
 

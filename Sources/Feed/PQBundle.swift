@@ -37,6 +37,20 @@ public struct PQBundle: Equatable, Sendable {
         return (try decode(signed + Array(signature)), kem)
     }
 
+    /// The bundle a `key_rotation` content announces (feed.md 6), rebuilt from its members
+    /// and decoded (signature and `ek` checked): `bad_content` when the members do not make one.
+    public static func announced(by content: FeedJSON) throws(FeedError) -> PQBundle {
+        func bytes(_ name: String, _ count: Int) throws(FeedError) -> [UInt8] {
+            guard let text = content[name]?.string, let value = Base64URL.decode(text), value.count == count else { throw .badContent }
+            return value
+        }
+        guard content["type"]?.string == "key_rotation", case .integer(let createdAt)? = content["created_at"],
+              let created = UInt64(exactly: createdAt) else { throw .badContent }
+        let rebuilt = [version] + (try bytes("new_identity_key", 32)) + (try bytes("new_dh_key", 32)) + u64(created)
+            + (try bytes("new_pq_key", encapsulationKeyCount)) + (try bytes("previous_key_sig", 64))
+        do { return try decode(rebuilt) } catch { throw .badContent }
+    }
+
     static func u64(_ value: UInt64) -> [UInt8] { withUnsafeBytes(of: value.bigEndian, Array.init) }
 
     /// FIPS 203 §7.2's input check of an ML-KEM-768 encapsulation key, through swift-crypto

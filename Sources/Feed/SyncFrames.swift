@@ -106,17 +106,36 @@ public struct FeedLink: Sendable {
     /// The last counter accepted from the peer.
     public private(set) var lastReceived: UInt64?
 
-    /// `ownMeshID`/`peerMeshID` are the mesh ids of the two mesh keys (mesh.md 2).
-    public init(pairKey: [UInt8], ownMeshKey: [UInt8], peerMeshKey: [UInt8], ownMeshID: [UInt8], peerMeshID: [UInt8],
-                lastReceived: UInt64? = nil) {
-        let ownIsLow = ownMeshKey.lexicographicallyPrecedes(peerMeshKey)
-        let salt = ownIsLow ? ownMeshKey + peerMeshKey : peerMeshKey + ownMeshKey
-        let k = FeedAudience.hkdf(pairKey, salt: salt, info: Array("burrow-feed-v1:link".utf8), count: 64)
-        sendKey = Array(ownIsLow ? k[0..<32] : k[32..<64])
-        receiveKey = Array(ownIsLow ? k[32..<64] : k[0..<32])
+    /// The receive key of the previous pair key with this contact (8.3: "a receiver also
+    /// tries the previous one"), for packets a peer seals before it has our newest key.
+    public let previousReceiveKey: [UInt8]?
+
+    /// `ownMeshID`/`peerMeshID` are the mesh ids of the two mesh keys (mesh.md 2). Packets are
+    /// sealed with `pairKey`, the newest; `previousPairKey` is only tried on receipt.
+    public init(pairKey: [UInt8], previousPairKey: [UInt8]? = nil, ownMeshKey: [UInt8], peerMeshKey: [UInt8], ownMeshID: [UInt8],
+                peerMeshID: [UInt8], lastReceived: UInt64? = nil) {
+        (sendKey, receiveKey) = Self.keys(pairKey, ownMeshKey: ownMeshKey, peerMeshKey: peerMeshKey)
+        previousReceiveKey = previousPairKey.map { Self.keys($0, ownMeshKey: ownMeshKey, peerMeshKey: peerMeshKey).receive }
         self.ownMeshID = ownMeshID
         self.peerMeshID = peerMeshID
         self.lastReceived = lastReceived
+    }
+
+    /// The same link under a new pair key. Counters belong to the pair of mesh keys, not to the
+    /// pair key (8.3), so they go on: no counter is reused, and an old packet replayed under the
+    /// previous key is still `link_replay`.
+    public func rekeyed(pairKey: [UInt8], previousPairKey: [UInt8]?, ownMeshKey: [UInt8], peerMeshKey: [UInt8]) -> FeedLink {
+        var link = FeedLink(pairKey: pairKey, previousPairKey: previousPairKey, ownMeshKey: ownMeshKey, peerMeshKey: peerMeshKey,
+                            ownMeshID: ownMeshID, peerMeshID: peerMeshID, lastReceived: lastReceived)
+        link.nextCounter = nextCounter
+        return link
+    }
+
+    private static func keys(_ pairKey: [UInt8], ownMeshKey: [UInt8], peerMeshKey: [UInt8]) -> (send: [UInt8], receive: [UInt8]) {
+        let ownIsLow = ownMeshKey.lexicographicallyPrecedes(peerMeshKey)
+        let salt = ownIsLow ? ownMeshKey + peerMeshKey : peerMeshKey + ownMeshKey
+        let k = FeedAudience.hkdf(pairKey, salt: salt, info: Array("burrow-feed-v1:link".utf8), count: 64)
+        return ownIsLow ? (Array(k[0..<32]), Array(k[32..<64])) : (Array(k[32..<64]), Array(k[0..<32]))
     }
 
     static let overhead = 8 + 16
@@ -138,13 +157,13 @@ public struct FeedLink: Sendable {
         guard payload.count > Self.overhead, payload.count - Self.overhead <= maximumPlain else { throw .badFrame }
         let counter = payload.prefix(8).reduce(UInt64(0)) { $0 << 8 | UInt64($1) }
         if let lastReceived, counter <= lastReceived { throw .linkReplay }
-        let opened: [UInt8]
-        do {
-            opened = try FeedAudience.open(payload.dropFirst(8), key: receiveKey, nonce: [0, 0, 0, 0] + Array(payload.prefix(8)),
-                                           binding: [type.rawValue] + peerMeshID + ownMeshID)
-        } catch {
-            throw .linkFailed
+        let nonce = [0, 0, 0, 0] + Array(payload.prefix(8))
+        let binding = [type.rawValue] + peerMeshID + ownMeshID
+        var opened: [UInt8]?
+        for key in [receiveKey] + (previousReceiveKey.map { [$0] } ?? []) where opened == nil {
+            opened = try? FeedAudience.open(payload.dropFirst(8), key: key, nonce: nonce, binding: binding)
         }
+        guard let opened else { throw .linkFailed }
         lastReceived = counter
         return opened
     }

@@ -100,6 +100,21 @@ final class FeedRelayTests: XCTestCase {
         XCTAssertEqual(status["flagged"] as? Bool, false, "a forgery is not the author's fork")
         XCTAssertEqual(status["accepted"] as? [Int], [0, 1])
 
+        // Alice introduces Carol to Bob. An introduction makes no contact; when Bob adds Carol's
+        // card he is told who introduced her and that the card has the keys introduced.
+        _ = try alice.ok(["feed", "introduce", "Carol", "--to", "Bob", "--note", "my sister"])
+        _ = try bob.ok(["sync"])
+        let introduced = try bob.human(["feed", "read"]).stdout
+        XCTAssertTrue(introduced.contains("Alice: introduced someone new (feed-"), introduced)
+        XCTAssertTrue(introduced.contains("my sister — add their card to connect"), introduced)
+        let carolCard = try XCTUnwrap(try carol.ok(["contact", "card"])["card"] as? String)
+        let added = try bob.human(["contact", "add", carolCard]).stdout
+        XCTAssertTrue(added.contains("introduced by Alice: “my sister” — the card's keys match the introduction"), added)
+        let addedJSON = try XCTUnwrap(try bob.ok(["contact", "add", carolCard])["introduced_by"] as? [[String: Any]])
+        XCTAssertEqual(addedJSON.first?["name"] as? String, "Alice")
+        XCTAssertEqual(addedJSON.first?["keys_match"] as? Bool, true)
+        XCTAssertEqual(try alice.human(["contact", "add", carolCard]).stdout.contains("introduced"), false, "Alice's own introduction is no check")
+
         // Alice's laptop is lost; a backup (which holds no feed) is restored on a new one. It
         // takes its own feed back before writing, so Bob sees one chain go on, not a fork.
         let backupPass = root.appendingPathComponent("backup-pass").path
@@ -114,10 +129,10 @@ final class FeedRelayTests: XCTestCase {
         XCTAssertEqual(try entries(laptop, ["--author", "you"]).compactMap { $0["body"] as? String }.sorted(),
                        ["Picnic at the lake on Sunday?", "The gate code is 4711"], "the own feed came back, readable")
         let next = try XCTUnwrap(try laptop.ok(["feed", "post", "Back on a new laptop"])["entry"] as? [String: Any])
-        XCTAssertEqual(next["sequence"] as? Int, 2, "the chain goes on where it was")
+        XCTAssertEqual(next["sequence"] as? Int, 3, "the chain goes on where it was")
         _ = try bob.ok(["sync"])
         let after = try XCTUnwrap((try bob.ok(["feed", "status"])["feeds"] as? [[String: Any]])?.first { $0["name"] as? String == "Alice" })
         XCTAssertEqual(after["flagged"] as? Bool, false)
-        XCTAssertEqual(after["accepted"] as? [Int], [0, 2])
+        XCTAssertEqual(after["accepted"] as? [Int], [0, 3])
     }
 }

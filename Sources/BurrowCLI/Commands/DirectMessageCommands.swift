@@ -49,8 +49,21 @@ struct ContactAddCommand: BurrowCommand {
 
     func execute() async throws -> CommandOutput {
         let text = card == "-" ? String(decoding: Console.readAllStdin(), as: UTF8.self) : card
-        let contact = try await NodeOpener.with(globals) { try $0.directMessages.addContact(card: text, name: name) }
-        return CommandOutput(fields: [("contact", DMOutput.contact(contact))], human: "added \(DMOutput.contactText(contact))")
+        let (contact, introductions) = try await NodeOpener.with(globals) {
+            (try $0.directMessages.addContact(card: text, name: name), try $0.feeds.introductions(ofCard: text))
+        }
+        var human = ["added \(DMOutput.contactText(contact))"]
+        for intro in introductions {
+            let note = intro.note.map { ": “\($0)”" } ?? ""
+            human.append(intro.keysMatch
+                ? "  introduced by \(intro.by)\(note) — the card's keys match the introduction"
+                : "  \(intro.by) introduced someone with this identity but other keys\(note) — compare safety numbers before trusting them")
+        }
+        return CommandOutput(fields: [
+            ("contact", DMOutput.contact(contact)),
+            ("introduced_by", .array(introductions.map { .object([("name", .string($0.by)), ("note", $0.note.map { .string($0) } ?? .null),
+                                                                  ("keys_match", .bool($0.keysMatch))]) })),
+        ], human: human.joined(separator: "\n"))
     }
 }
 

@@ -173,7 +173,10 @@ enum FeedOutput {
             case "reaction": what = "reacted \(e.emoji ?? "") to \(e.target?.prefix(10) ?? "")"
             case "profile_update": what = e.displayName.map { "is now called \($0)" } ?? "updated their profile"
             case "tombstone": what = "retracted \(e.target?.prefix(10) ?? "an entry")"
-            case "contact_introduction": what = "introduced \(e.introduced ?? "someone")" + (e.note.map { ": \($0)" } ?? "")
+            case "contact_introduction":
+                // Someone we have no card of is named by a feed id prefix only: say so plainly.
+                let whom = e.introduced.map { $0.hasPrefix("feed-") ? "someone new (\($0))" : $0 } ?? "someone"
+                what = "introduced \(whom)" + (e.note.map { ": \($0)" } ?? "") + (whom.hasPrefix("someone") ? " — add their card to connect" : "")
             case "key_rotation": what = "changed their feed keys"
             default: what = e.type
             }

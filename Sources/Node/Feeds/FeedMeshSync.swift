@@ -34,7 +34,8 @@ public actor FeedMeshSync {
         let contact: [UInt8]
         let meshKey: [UInt8]
         let meshID: MeshID
-        let pairKey: [UInt8]
+        var pairKey: [UInt8]
+        var previousPairKey: [UInt8]?
         var lastHeard: UInt64
         var nextSessionAt: UInt64
         var link: FeedLink
@@ -109,6 +110,7 @@ public actor FeedMeshSync {
             if contacts.count != before {
                 for (meshKey, heard) in unmatched { self.heard(tag: heard.tag, meshKey: meshKey, at: heard.heardAt) }
             }
+            rekeyNeighbours()
             if presence.own != ownPresence {
                 ownPresence = presence.own
                 mesh.setFeedPresence(presence.own)
@@ -117,6 +119,20 @@ public actor FeedMeshSync {
             logger.warning("feed presence not read", metadata: ["error": "\(BurrowNode.describe(error))"])
         }
         lastRefresh = Self.now()
+    }
+
+    /// A neighbour whose contact has a new pair key gets a new link sealed with it (the old key
+    /// still opens what the peer sealed before it had the new one, 8.3).
+    private func rekeyNeighbours() {
+        for (meshKey, var neighbour) in neighbours {
+            guard let contact = contacts.first(where: { $0.identityKey == neighbour.contact }), contact.pairKey != neighbour.pairKey else { continue }
+            neighbour.pairKey = contact.pairKey
+            neighbour.previousPairKey = contact.previousPairKey
+            neighbour.link = neighbour.link.rekeyed(pairKey: contact.pairKey, previousPairKey: contact.previousPairKey,
+                                                    ownMeshKey: neighbour.linkOwnKey, peerMeshKey: meshKey)
+            neighbour.session = nil
+            neighbours[meshKey] = neighbour
+        }
     }
 
     private func heard(tag: [UInt8], meshKey: [UInt8], at now: UInt64 = FeedMeshSync.now()) {
@@ -136,20 +152,21 @@ public actor FeedMeshSync {
         unmatched[meshKey] = nil
         let own = mesh.meshKey
         neighbours[meshKey] = Neighbour(
-            contact: contact.identityKey, meshKey: meshKey, meshID: MeshID(meshKey: meshKey), pairKey: contact.pairKey, lastHeard: now,
-            nextSessionAt: now + UInt64.random(in: Self.firstSessionDelay), link: Self.link(contact.pairKey, own: own, peer: meshKey),
+            contact: contact.identityKey, meshKey: meshKey, meshID: MeshID(meshKey: meshKey), pairKey: contact.pairKey, previousPairKey: contact.previousPairKey,
+            lastHeard: now, nextSessionAt: now + UInt64.random(in: Self.firstSessionDelay),
+            link: Self.link(contact.pairKey, previous: contact.previousPairKey, own: own, peer: meshKey),
             linkOwnKey: own.publicKey)
     }
 
-    static func link(_ pairKey: [UInt8], own: MeshKey, peer: [UInt8]) -> FeedLink {
-        FeedLink(pairKey: pairKey, ownMeshKey: own.publicKey, peerMeshKey: peer, ownMeshID: own.id.bytes, peerMeshID: MeshID(meshKey: peer).bytes)
+    static func link(_ pairKey: [UInt8], previous: [UInt8]?, own: MeshKey, peer: [UInt8]) -> FeedLink {
+        FeedLink(pairKey: pairKey, previousPairKey: previous, ownMeshKey: own.publicKey, peerMeshKey: peer, ownMeshID: own.id.bytes, peerMeshID: MeshID(meshKey: peer).bytes)
     }
 
     /// Our mesh key rotated: a new pair of keys, a new link with counters from 0 (8.3).
     private func currentLink(_ neighbour: inout Neighbour) {
         let own = mesh.meshKey
         guard own.publicKey != neighbour.linkOwnKey else { return }
-        neighbour.link = Self.link(neighbour.pairKey, own: own, peer: neighbour.meshKey)
+        neighbour.link = Self.link(neighbour.pairKey, previous: neighbour.previousPairKey, own: own, peer: neighbour.meshKey)
         neighbour.linkOwnKey = own.publicKey
         neighbour.session = nil
     }

@@ -247,19 +247,40 @@ extension FeedService {
         let added = try store.transaction { tx -> Bool in
             let known = Set(try tx.feedKeys.groupSecrets().map { "\($0.audience)/\($0.epoch)" })
             var added = false
+            var current: [String: UInt64?] = [:]
             for row in try tx.groups.readable() {
                 guard let loaded = try? LoadedGroup(row) else { continue }
                 let mls = loaded.group.mls
                 let audience = FeedKeys.groupAudience(mlsGroupID: mls.groupID)
+                current[audience] = mls.isActive ? mls.epoch : nil as UInt64?
                 for epoch in mls.retainedEpochs where !known.contains("\(audience)/\(epoch)") {
                     let secret = try mls.exporter(label: FeedKeys.exporterLabel, context: FeedKeys.exporterContext, length: 32, epoch: epoch)
                     try tx.feedKeys.putGroupSecret(audience: audience, epoch: Int64(clamping: epoch), secret: secret.unsafeBytes)
                     added = true
                 }
             }
+            try expireGroupSecrets(current: current, tx, now: Self.nowMilliseconds())
             return added
         }
         if added { try reopenWaiting() }
         return added
+    }
+}
+
+extension FeedService {
+    /// Group feed secrets are kept until 30 days after their epoch ended (5.4): an epoch ends
+    /// when the group moves past it, when we are removed, or when the group is gone from this
+    /// home. `current` holds each group's audience and its current epoch (nil once we are no
+    /// longer a member); an audience not in it has ended. Secrets past their time are erased.
+    func expireGroupSecrets(current: [String: UInt64?], _ tx: StoreTransaction, now: Int64) throws {
+        for row in try tx.feedKeys.groupSecrets() where row.expiresAt == nil {
+            let ended: Bool
+            switch current[row.audience] {
+            case .some(.some(let epoch)): ended = UInt64(exactly: row.epoch).map { $0 < epoch } ?? true
+            case .some(.none), .none: ended = true
+            }
+            if ended { try tx.feedKeys.setGroupSecretExpiry(audience: row.audience, epoch: row.epoch, at: now + Self.keepSuperseded) }
+        }
+        try tx.feedKeys.eraseGroupSecrets(expiredBefore: now)
     }
 }

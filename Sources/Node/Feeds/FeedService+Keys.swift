@@ -20,9 +20,20 @@ extension FeedService {
         let now = Self.nowMilliseconds()
         var exchange = try exchange(identity, tx, now: now)
         let wasEstablished = exchange.isEstablished(with: peer)
+        let resent = Self.isResend(body, from: peer, exchange)
         let reply = try exchange.receive(body, from: peer, encapsulate: FeedKeyExchange.encapsulateFresh)
+        if let reply {
+            try tx.feedKeys.setSent(to: peer, body: reply.bytes, at: Self.replyDue)
+        } else if resent, exchange.isEstablished(with: peer) {
+            // The peer sends a ciphertext again only while it lacks ours (step 1's resend): our
+            // body to it was lost. It gets ours again, at most once per resend interval.
+            let ours = try exchange.body(for: peer, encapsulate: FeedKeyExchange.encapsulateFresh).bytes
+            let last = try tx.feedKeys.lastSent(to: peer)
+            if !(last?.body == ours && last.map { now - $0.at < Self.resendInterval } == true) {
+                try tx.feedKeys.setSent(to: peer, body: ours, at: Self.replyDue)
+            }
+        }
         try saveExchange(exchange, identity, tx, now: now)
-        if let reply { try tx.feedKeys.setSent(to: peer, body: reply.bytes, at: Self.replyDue) }
         if exchange.isEstablished(with: peer), !wasEstablished {
             let feedID = FeedKeys.feedID(identityKey: peer)
             // A contact's feed is followed from the first pair key, unless the user unfollowed it.
@@ -31,6 +42,28 @@ extension FeedService {
             }
             keysChanged.withLock { $0 = true }
         }
+    }
+
+    /// A contact's `key_rotation` entry read before its feed-keys body arrived (6): the bundle it
+    /// announces becomes the contact's current one, and the next feed-keys round sends the
+    /// contact a body with an encapsulation to it. Our own rotations, a non-contact's and older
+    /// bundles change nothing.
+    func learnRotation(_ content: [UInt8], author: [UInt8], _ tx: StoreTransaction, now: Int64) throws {
+        guard let parsed = try? CanonicalJSON.parse(content), let bundle = try? PQBundle.announced(by: parsed) else { return }
+        let state = try directMessages.pigeon(tx)
+        guard state.contacts.values.contains(where: { $0.identityKey.bytes == author && $0.state == .added }) else { return }
+        let identity = try identity(tx)
+        guard author != identity.identityKey else { return }
+        var exchange = try exchange(identity, tx, now: now)
+        guard (try? exchange.learn(bundle, from: author)) == true else { return }
+        try saveExchange(exchange, identity, tx, now: now)
+    }
+
+    /// Whether a body carries a ciphertext we already hold from this peer (a resend).
+    static func isResend(_ body: [UInt8], from peer: [UInt8], _ exchange: FeedKeyExchange) -> Bool {
+        guard let decoded = try? FeedKeysBody.decode(body), let sent = decoded.encapsulation,
+              let record = exchange.record(of: peer) else { return false }
+        return record.inbound.contains { $0.mine == sent.target && $0.theirs == decoded.bundle.hash && $0.ciphertext == sent.ciphertext }
     }
 
     /// Step 1 and its resend: a body to every added contact that is owed one (a reply decided

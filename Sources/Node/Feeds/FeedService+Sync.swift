@@ -63,11 +63,13 @@ extension FeedSyncSummary {
 }
 
 extension FeedService {
-    /// A contact the mesh can recognise: its presence key and the newest pair key with it.
+    /// A contact the mesh can recognise: its presence key, the newest pair key with it (links
+    /// are sealed with it) and the one before (also tried on receipt, 8.3).
     public struct PresenceContact: Sendable {
         let identityKey: [UInt8]
         let presenceKey: [UInt8]
         let pairKey: [UInt8]
+        let previousPairKey: [UInt8]?
     }
 
     /// Contacts with an established pair key and a presence key (8.2), and our own `P`.
@@ -80,7 +82,7 @@ extension FeedService {
             let contacts: [PresenceContact] = exchange.contactKeys.compactMap { peer in
                 guard exchange.isEstablished(with: peer), let record = exchange.record(of: peer), let presence = record.presenceKey,
                       let key = record.pairKeys.last?.key else { return nil }
-                return PresenceContact(identityKey: peer, presenceKey: presence, pairKey: key)
+                return PresenceContact(identityKey: peer, presenceKey: presence, pairKey: key, previousPairKey: record.pairKeys.dropLast().last?.key)
             }
             return (own, contacts)
         }

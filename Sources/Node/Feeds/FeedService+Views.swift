@@ -1,6 +1,7 @@
 import Feed
 import Foundation
 import Nostr
+import Pigeon
 import Store
 
 /// One feed entry as `feed read` and `run` show it: names, not keys; tombstoned and unreadable
@@ -23,6 +24,15 @@ public struct FeedEntryView: Sendable, Equatable {
     public let displayName: String?
     public let note: String?
     public let introduced: String?
+}
+
+/// A contact introduced in a followed feed (feed.md 6): who introduced them, the note, and
+/// whether the keys the introduction staged are the ones on the card just added.
+public struct FeedIntroductionView: Sendable, Equatable {
+    public let by: String
+    public let note: String?
+    /// Whether the card's `S` is the introduction's `introduced_dh_key`.
+    public let keysMatch: Bool
 }
 
 /// `feed status`: one line per feed.
@@ -182,4 +192,29 @@ extension FeedService {
     }
 
     public func relayCarrier() throws -> Bool { try store.transaction { try relayCarrierOn($0) } }
+}
+
+extension FeedService {
+    /// The introductions of the person with `identityKey` in the feeds we hold (6: "an
+    /// introduction only pre-stages keys"): a card added later is checked against the keys the
+    /// introducer staged, so a family sees whether the person they add is the one introduced.
+    public func introductions(ofCard text: String) throws -> [FeedIntroductionView] {
+        let card = try ContactCard(text: text.trimmingCharacters(in: .whitespacesAndNewlines))
+        return try introductions(of: card.identityKey.bytes, staticKey: card.staticKey.bytes)
+    }
+
+    public func introductions(of identityKey: [UInt8], staticKey: [UInt8]) throws -> [FeedIntroductionView] {
+        try store.transaction { tx in
+            let identity = try identity(tx)
+            let names = try names(identity, tx)
+            let feedID = FeedKeys.feedID(identityKey: identityKey)
+            return try tx.feeds.readable(type: "contact_introduction").compactMap { row -> FeedIntroductionView? in
+                guard row.feedID != identity.feedID, let json = row.contentJSON, let value = try? CanonicalJSON.parse(json),
+                      value["introduced_feed_id"]?.string.flatMap({ Base64URL.decode($0, count: 32) }) == feedID,
+                      let staged = value["introduced_dh_key"]?.string.flatMap({ Base64URL.decode($0, count: 32) }) else { return nil }
+                return FeedIntroductionView(by: names[row.feedID] ?? "feed-" + String(Base64URL.encode(row.feedID).prefix(8)),
+                                            note: value["note"]?.string, keysMatch: staged == staticKey)
+            }
+        }
+    }
 }

@@ -152,6 +152,12 @@ public final class FeedService: ContextualService {
         let storedPairs = Set(try tx.feedKeys.pairKeys().map { $0.mine + $0.theirs })
         for peer in exchange.contactKeys {
             guard let record = exchange.record(of: peer) else { continue }
+            if let bundle = record.bundle, let presence = record.presenceKey,
+               var held = stored.first(where: { $0.hash == bundle.hash && $0.kemSeed == nil }), held.presenceKey != presence {
+                // A bundle first learnt from a key_rotation entry gets its P from the body.
+                held.presenceKey = presence
+                try tx.feedKeys.putBundle(held)
+            }
             if let bundle = record.bundle, !storedHashes.contains(bundle.hash) {
                 for var older in stored where older.identityKey == peer && older.supersededAt == nil {
                     older.supersededAt = now
@@ -189,7 +195,7 @@ public final class FeedService: ContextualService {
         }
         var secrets: [String: [UInt64: [UInt8]]] = [:]
         for row in try tx.feedKeys.groupSecrets() {
-            guard let epoch = UInt64(exactly: row.epoch) else { continue }
+            guard let epoch = UInt64(exactly: row.epoch), !row.secret.isEmpty else { continue }
             secrets[row.audience, default: [:]][epoch] = row.secret
         }
         return FeedReader(feedID: identity.feedID, journalKey: identity.journalKey, pairKeys: pairKeys, groupSecrets: secrets)
@@ -216,11 +222,13 @@ public final class FeedService: ContextualService {
     /// tombstones, the flag and the display name (7.2).
     func apply(_ changes: [FeedChain.Change], of chain: FeedChain, feedID: [UInt8], _ tx: StoreTransaction, now: Int64) throws {
         var flag = chain.flagged
+        var rotations: [[UInt8]] = []
         for change in changes {
             switch change {
             case .stored(let s), .accepted(let s), .content(let s):
                 guard let entry = chain.entries[s] else { continue }
                 let (status, json) = Self.stored(entry.content)
+                if entry.accepted, entry.envelope.fields.type == "key_rotation", status == "ok", let json { rotations.append(json) }
                 if ["decrypt_failed", "bad_content", "type_mismatch"].contains(status) { flag = true }
                 let fields = entry.envelope.fields
                 try tx.feeds.put(StoredFeedMessage(
@@ -235,6 +243,7 @@ public final class FeedService: ContextualService {
                 try tx.feeds.addTombstone(feedID: feedID, target: target)
             }
         }
+        for rotation in rotations { try learnRotation(rotation, author: chain.identityKey, tx, now: now) }
         if flag { try tx.feeds.setFlagged(feedID) }
         try tx.feeds.setLastSync(feedID, at: now)
         if changes.contains(where: { if case .accepted = $0 { return true } else if case .content = $0 { return true } else { return false } }) {

@@ -8,7 +8,7 @@ public struct StoredFeedBundle: Sendable, Equatable {
     public let createdAt: Int64
     /// Our own bundles' ML-KEM seed `d ‖ z`; nil for a contact's.
     public let kemSeed: [UInt8]?
-    public let presenceKey: [UInt8]
+    public var presenceKey: [UInt8]
     public var supersededAt: Int64?
 
     public init(hash: [UInt8], identityKey: [UInt8], bundle: [UInt8], createdAt: Int64, kemSeed: [UInt8]?, presenceKey: [UInt8], supersededAt: Int64?) {
@@ -126,10 +126,23 @@ public struct FeedKeyRepository {
         try transaction.connection().execute("DELETE FROM feed_pair_keys WHERE superseded_at IS NOT NULL AND superseded_at < ?", [.integer(time)])
     }
 
-    public func groupSecrets() throws -> [(audience: String, epoch: Int64, secret: [UInt8])] {
-        try transaction.connection().query("SELECT audience, epoch, secret FROM feed_group_secrets") {
-            (audience: $0.text(0) ?? "", epoch: $0.int64(1), secret: $0.blob(2) ?? [])
+    public func groupSecrets() throws -> [(audience: String, epoch: Int64, secret: [UInt8], expiresAt: Int64?)] {
+        try transaction.connection().query("SELECT audience, epoch, secret, expires_at FROM feed_group_secrets") {
+            (audience: $0.text(0) ?? "", epoch: $0.int64(1), secret: $0.blob(2) ?? [], expiresAt: $0.isNull(3) ? nil : $0.int64(3))
         }
+    }
+
+    /// Starts an ended epoch's 30 days (5.4).
+    public func setGroupSecretExpiry(audience: String, epoch: Int64, at time: Int64) throws {
+        try transaction.connection().execute(
+            "UPDATE feed_group_secrets SET expires_at = ? WHERE audience = ? AND epoch = ?", [.integer(time), .text(audience), .integer(epoch)])
+    }
+
+    /// Erases the secrets past their time. The row stays, secret empty, so an epoch the MLS
+    /// state still retains is not written again with a fresh 30 days.
+    public func eraseGroupSecrets(expiredBefore time: Int64) throws {
+        try transaction.connection().execute(
+            "UPDATE feed_group_secrets SET secret = x'' WHERE expires_at IS NOT NULL AND expires_at < ? AND length(secret) > 0", [.integer(time)])
     }
 
     public func putGroupSecret(audience: String, epoch: Int64, secret: [UInt8]) throws {

@@ -121,6 +121,13 @@ public struct FeedRepository {
             [.blob(feedID), .integer(from), .integer(to)], row: Self.message)
     }
 
+    /// Accepted, readable entries of one type across every feed, oldest first.
+    public func readable(type: String) throws -> [StoredFeedMessage] {
+        try transaction.connection().query(
+            "SELECT \(Self.messageColumns) FROM feed_messages WHERE type = ? AND state = 0 AND content_status = 'ok' ORDER BY received_at",
+            [.text(type)], row: Self.message)
+    }
+
     /// Accepted envelopes of the given feeds, newest first (`feed read`).
     public func recent(feedIDs: [[UInt8]], since: Int64?, limit: Int) throws -> [StoredFeedMessage] {
         guard !feedIDs.isEmpty else { return [] }
