@@ -5,6 +5,8 @@ import XCTest
 /// Feeds through the real program on the UDP loopback radio, no relay anywhere (feed.md 8):
 /// three `burrow run --mesh` processes in a line, Alice — Bob — Carol. Alice's contacts are
 /// Bob and Carol; Bob and Carol are not contacts, so Bob relays DMs between them but no feed.
+/// At MTU 185 Bob also joins Alice's group Family nearby, and reads her group post; Carol,
+/// a contact but no member, holds it unread.
 /// Keys go over mesh DMs; feed packets are link-local, so Carol, two hops from Alice, gets
 /// nothing until she is in Alice's range.
 final class FeedMeshTests: XCTestCase {
@@ -59,28 +61,27 @@ final class FeedMeshTests: XCTestCase {
     // 60 s (feed.md 8.2): a wait covers one whole interval, so a session that crossed another
     // on the air is not mistaken for a lost entry.
     func testMTU185ContactsPostCrossesOneLinkNotTwoRetractionHidesItAndARewrittenFeedIsRefused() async throws {
-        try await contactsFeedOverTheMesh(mtu: 185, checkFork: true)
+        try await contactsFeedOverTheMesh(mtu: 185, checkGroupAndFork: true)
     }
 
     func testMTU23ContactsPostCrossesInFragments() async throws {
-        try await contactsFeedOverTheMesh(mtu: 23, checkFork: false)
+        try await contactsFeedOverTheMesh(mtu: 23, checkGroupAndFork: false)
     }
 
-    private func contactsFeedOverTheMesh(mtu: Int, checkFork: Bool) async throws {
+    private func contactsFeedOverTheMesh(mtu: Int, checkGroupAndFork: Bool) async throws {
         let alice = try home("alice"), bob = try home("bob"), carol = try home("carol")
         try alice.exchangeCards(with: bob, nicknames: ("Alice", "Bob"))
         try alice.exchangeCards(with: carol, nicknames: ("Alice", "Carol"))
+        if checkGroupAndFork { _ = try alice.ok(["group", "create", "Family"]) }
         let ports = try LoopbackPorts.free(3)
         let (pa, pb, pc) = (ports[0], ports[1], ports[2])
-        // The keys are exchanged at MTU 185: a feed-keys body is a 4 KiB DM frame, 500 link
-        // frames at MTU 23, more than a link's burst. The feed then runs at the MTU under test.
-        func start(_ linkMTU: Int) throws -> (PeerProcess, PeerProcess, PeerProcess) {
-            (try process(alice, ["run", "--mesh", "udp:\(pa),\(pb)/\(linkMTU),\(pc)/\(linkMTU)"]),
-             try process(bob, ["run", "--mesh", "udp:\(pb),\(pa)/\(linkMTU),\(pc)/\(linkMTU)"]),
-             // Carol hears only Bob: Alice is two hops away.
-             try process(carol, ["run", "--mesh", "udp:\(pc),\(pb)/\(linkMTU)"]))
-        }
-        var (aliceRun, bobRun, carolRun) = try start(185)
+        // Everything runs at the MTU under test, the feed keys too: a feed-keys body is a 4 KiB
+        // DM frame, ~500 link frames at MTU 23, which each link paces under its neighbour's
+        // budget (mesh.md 7.4) instead of losing its tail.
+        var aliceRun = try process(alice, ["run", "--mesh", "udp:\(pa),\(pb)/\(mtu),\(pc)/\(mtu)"])
+        var bobRun = try process(bob, ["run", "--mesh", "udp:\(pb),\(pa)/\(mtu),\(pc)/\(mtu)"])
+        // Carol hears only Bob: Alice is two hops away.
+        var carolRun = try process(carol, ["run", "--mesh", "udp:\(pc),\(pb)/\(mtu)"])
         defer {
             aliceRun.stop()
             bobRun.stop()
@@ -97,10 +98,25 @@ final class FeedMeshTests: XCTestCase {
         try await waitForKeys(bob, with: "Alice")
         try await waitForKeys(alice, with: "Carol")
         try await waitForKeys(carol, with: "Alice")
-        if mtu != 185 {
-            for run in [aliceRun, bobRun, carolRun] { run.stop() }
-            (aliceRun, bobRun, carolRun) = try start(mtu)
-            for run in [aliceRun, bobRun, carolRun] { _ = try await run.waitForLine(containing: #""type":"mesh""#, timeout: .seconds(30)) }
+
+        var familyPostID: String?
+        if checkGroupAndFork {
+            // Bob joins Family nearby, over the mesh; Carol is no member. A group post reaches
+            // Bob readable (the secret of his new group is looked for when its entry arrives).
+            let invite = try PeerProcess(executable: BurrowProcess.binary, arguments: [
+                "invite", "nearby", "Family", "--expires", "120", "--home", alice.path, "--passphrase-file", pass, "--json", "--timeout", "2"])
+            defer { invite.stop() }
+            let open = try object(try await invite.waitForLine(containing: #""type":"invite_open""#, timeout: .seconds(30)))
+            let code = try XCTUnwrap(open["code"] as? String)
+            let joined = try BurrowProcess.run(["join", "nearby", "--invite", "Family", "--code-stdin", "--home", bob.path,
+                                                "--passphrase-file", pass, "--json", "--timeout", "2"], stdin: code + "\n", timeout: 120)
+            XCTAssertEqual(joined.status, 0, joined.stdout + joined.stderr)
+            _ = try await invite.waitForLine(containing: #""type":"joined""#, timeout: .seconds(30))
+            let family = try XCTUnwrap(try alice.ok(["feed", "post", "The gate code is 4711", "--audience", "group:Family"])["entry"] as? [String: Any])
+            familyPostID = family["id"] as? String
+            let seen = try object(try await bobRun.waitForLine(containing: "gate code is 4711", timeout: .seconds(75)))
+            XCTAssertEqual(seen["audience"] as? String, "group:Family")
+            XCTAssertEqual(seen["status"] as? String, "ok")
         }
 
         // A post for contacts reaches Bob, in range, as a `feed` line of his run.
@@ -133,8 +149,14 @@ final class FeedMeshTests: XCTestCase {
         let atCarol = try entries(carol, ["--author", "Alice"])
         XCTAssertEqual(atCarol.first { $0["id"] as? String == postID }?["status"] as? String, "tombstoned")
         XCTAssertEqual(atCarol.first { $0["type"] as? String == "profile_update" }?["display_name"] as? String, "Alice M")
+        if let familyPostID {
+            let held = try XCTUnwrap(atCarol.first { $0["id"] as? String == familyPostID }, "Carol holds the group post too")
+            XCTAssertEqual(held["status"] as? String, "no_key", "only members read a group post")
+            XCTAssertNil(held["body"])
+            XCTAssertFalse(try carol.human(["feed", "read"]).stdout.contains("4711"))
+        }
 
-        guard checkFork else { return }
+        guard checkGroupAndFork else { return }
         // Alice's home is put back to a copy from before her next entry and she writes again:
         // a rewritten chain. Bob refuses it, keeps it as evidence and flags the feed.
         aliceRun.stop()

@@ -2,6 +2,8 @@ import Foundation
 import Logging
 import MLS
 import Marmot
+import Mesh
+import MeshLinks
 import Nostr
 import Store
 import Synchronization
@@ -131,6 +133,43 @@ final class MeshNodeBoundsTests: XCTestCase {
         mesh.countDropped(MeshService.queueFull)
         XCTAssertEqual(mesh.status().counters.dropped["queue_full"], 2)
         await mesh.stop()
+    }
+
+    /// A link's paced queue (mesh.md 7.4 budget, `LinkPacer`) holds at most 256 KiB: frames past
+    /// it are dropped and counted, and what is queued leaves at the budget's pace, not at once.
+    func testAPacedLinkQueueIsBoundedAndDrainsAtTheBudget() async throws {
+        let ports = try LoopbackPorts.free(2)
+        let sender = try await UDPLoopbackTransport.start(port: ports[0], peers: [UDPPeer(port: ports[1], mtu: 509)])
+        let receiver = try await UDPLoopbackTransport.start(port: ports[1], peers: [UDPPeer(port: ports[0], mtu: 509)])
+        var senderEvents = sender.events.makeAsyncIterator()
+        guard case .linkUp(let link, _)? = await senderEvents.next() else { return XCTFail("no link") }
+        let counted = Mutex(0)
+        let counting = Task {
+            for await event in receiver.events { if case .frame = event { counted.withLock { $0 += 1 } } }
+        }
+        let pacer = LinkPacer(transport: sender, logger: Logger(label: "test"))
+        let frame = [UInt8](repeating: 0x5A, count: 509)
+        // The burst (60 KiB: 120 full frames) goes at once.
+        for _ in 0..<120 { pacer.transmit(frame, on: link) }
+        try await Task.sleep(for: .milliseconds(300))
+        let burst = counted.withLock { $0 }
+        XCTAssertGreaterThanOrEqual(burst, 110)
+        XCTAssertLessThanOrEqual(burst, 120)
+
+        // With the budget spent, the queue holds 256 KiB (515 full frames); the rest is dropped.
+        let fitting = LinkPacer.maximumQueuedBytes / 509
+        for _ in 0..<(fitting + 100) { pacer.transmit(frame, on: link) }
+        XCTAssertTrue((95...100).contains(pacer.dropped), "dropped \(pacer.dropped)")
+
+        // Then 30 KiB a second (~60 frames): far from the 515 at once an unpaced link would send.
+        try await Task.sleep(for: .seconds(1))
+        let after = counted.withLock { $0 } - burst
+        XCTAssertGreaterThanOrEqual(after, 30)
+        XCTAssertLessThanOrEqual(after, 110, "the queue drains at the budget, not at once")
+        pacer.linkDown(link)
+        counting.cancel()
+        await sender.stop()
+        await receiver.stop()
     }
 
     /// Mesh warnings carry an error's kind, not its message (which can name a key).

@@ -13,6 +13,24 @@ public struct TokenBucket: Sendable {
         last = now
     }
 
+    /// Milliseconds until `cost` tokens (at most `burst`) are there; 0 when they are now.
+    public func wait(for cost: Double, now: UInt64) -> UInt64 {
+        let available = min(burst, tokens + Double(now > last ? now - last : 0) * rate / 1000)
+        let needed = min(cost, burst)
+        guard available < needed, rate > 0 else { return 0 }
+        return UInt64(((needed - available) * 1000 / rate).rounded(.up))
+    }
+
+    /// Takes `cost` tokens even when fewer are there (the balance goes below zero, so the
+    /// next `wait` covers it): how a sender pays for a frame larger than what is left.
+    public mutating func spend(_ cost: Double, now: UInt64) {
+        if now > last {
+            tokens = min(burst, tokens + Double(now - last) * rate / 1000)
+            last = now
+        }
+        tokens -= cost
+    }
+
     /// Takes `cost` tokens if available.
     public mutating func take(_ cost: Double = 1, now: UInt64) -> Bool {
         if now > last {

@@ -247,7 +247,15 @@ public actor FeedMeshSync {
 
     private func announce(_ fresh: [(feedID: [UInt8], sequence: UInt32)]) {
         guard !fresh.isEmpty else { return }
-        do { for entry in try feeds.readable(fresh) { emit(.feed(entry)) } } catch {
+        do {
+            // A group entry without its key: a group joined since the last look at the
+            // secrets (every 30 s) is looked at now, at most every 2 s.
+            if Self.now() >= lastGroupSecrets + Self.presenceRefresh, try feeds.waitForGroupSecret(fresh) {
+                try feeds.recordGroupSecrets()
+                lastGroupSecrets = Self.now()
+            }
+            for entry in try feeds.readable(fresh) { emit(.feed(entry)) }
+        } catch {
             logger.warning("new feed entries not shown", metadata: ["error": "\(BurrowNode.describe(error))"])
         }
     }

@@ -157,12 +157,17 @@ extension FeedService {
     }
 
     /// A message id in base64url, or a unique prefix of at least 8 characters, among stored entries.
+    /// An entry by the id `feed read` shows: 64 hex digits or a unique prefix of 8 or more
+    /// (hex, so an id never starts with `-` and reads as an option). The envelope's base64url
+    /// form is taken too, whole.
     func resolveEntry(_ text: String, _ tx: StoreTransaction) throws -> StoredFeedMessage {
+        let lowered = text.lowercased()
+        if let id = try? Hex.decode(lowered), id.count == 32, let row = try tx.feeds.message(id: id) { return row }
         if let id = Base64URL.decode(text, count: 32), let row = try tx.feeds.message(id: id) { return row }
-        guard text.count >= 8 else { throw NodeError.invalidInput("no feed entry has the id \(text)") }
+        guard lowered.count >= 8, lowered.allSatisfy(\.isHexDigit) else { throw NodeError.invalidInput("no feed entry has the id \(text)") }
         var matches: [StoredFeedMessage] = []
         for feed in try tx.feeds.feeds() {
-            matches += try tx.feeds.messages(feedID: feed.feedID).filter { Base64URL.encode($0.messageID).hasPrefix(text) }
+            matches += try tx.feeds.messages(feedID: feed.feedID).filter { Hex.encode($0.messageID).hasPrefix(lowered) }
         }
         guard matches.count == 1 else {
             throw NodeError.invalidInput(matches.isEmpty ? "no feed entry has the id \(text)" : "\(matches.count) feed entries start with \(text)")

@@ -75,6 +75,18 @@ extension FeedService {
     }
 
     /// Views of the given entries that are readable now, oldest first.
+    /// Whether any of these entries is a group entry held without its epoch's secret: the
+    /// group may be new here (a join a moment ago), so its secrets are worth recording now.
+    func waitForGroupSecret(_ entries: [(feedID: [UInt8], sequence: UInt32)]) throws -> Bool {
+        guard !entries.isEmpty else { return false }
+        return try store.transaction { tx in
+            try entries.contains { entry in
+                guard let row = try tx.feeds.message(feedID: entry.feedID, sequence: Int64(entry.sequence)) else { return false }
+                return row.contentStatus == "no_key" && row.audience.hasPrefix("group:")
+            }
+        }
+    }
+
     func readable(_ entries: [(feedID: [UInt8], sequence: UInt32)]) throws -> [FeedEntryView] {
         guard !entries.isEmpty else { return [] }
         return try store.transaction { tx in

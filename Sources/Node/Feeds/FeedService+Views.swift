@@ -7,6 +7,7 @@ import Store
 /// One feed entry as `feed read` and `run` show it: names, not keys; tombstoned and unreadable
 /// entries marked, their contents never shown.
 public struct FeedEntryView: Sendable, Equatable {
+    /// The message id in hex (`replyTo` and `target` too).
     public let id: String
     /// The author's name: "you", the contact's name, else its display name or feed id prefix.
     public let author: String
@@ -89,15 +90,17 @@ extension FeedService {
     func view(_ row: StoredFeedMessage, names: [[UInt8]: String], ownFeedID: [UInt8], _ tx: StoreTransaction) throws -> FeedEntryView {
         let value = row.contentStatus == "ok" ? row.contentJSON.flatMap { try? CanonicalJSON.parse($0) } : nil
         func id(_ name: String) -> String? { value?[name]?.string }
+        /// Message ids are shown in hex, as `id` is.
+        func messageID(_ name: String) -> String? { id(name).flatMap { Base64URL.decode($0, count: 32) }.map { Hex.encode($0) } }
         var introduced: String?
         if let text = id("introduced_feed_id"), let feedID = Base64URL.decode(text, count: 32) {
             introduced = names[feedID] ?? "feed-" + String(text.prefix(8))
         }
         return FeedEntryView(
-            id: Base64URL.encode(row.messageID), author: names[row.feedID] ?? "feed-" + String(Base64URL.encode(row.feedID).prefix(8)),
+            id: Hex.encode(row.messageID), author: names[row.feedID] ?? "feed-" + String(Base64URL.encode(row.feedID).prefix(8)),
             own: row.feedID == ownFeedID, sequence: row.sequence, timestamp: row.timestamp, type: row.type,
             audience: row.audience.hasPrefix("group:") ? try groupName(row.audience, tx) : row.audience,
-            status: row.contentStatus ?? "held", body: id("body"), replyTo: id("reply_to"), target: id("target_message"), emoji: id("emoji"),
+            status: row.contentStatus ?? "held", body: id("body"), replyTo: messageID("reply_to"), target: messageID("target_message"), emoji: id("emoji"),
             displayName: id("display_name"), note: id("note"), introduced: introduced)
     }
 

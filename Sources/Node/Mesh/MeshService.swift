@@ -28,6 +28,8 @@ public final class MeshService: Sendable {
     /// fills only when a reader stalls; a carried event is ≤ 64 KiB, so ≤ 16 MiB per subscriber.
     static let subscriberBuffer = 256
     private let logger: Logger
+    /// Frames go out through it, each link within its neighbour's budget.
+    private let pacer: LinkPacer
     /// Told the mesh id and whether an invite is open after a key rotation and when an invite
     /// opens or closes (BlueZ re-registers its advertisement: short id and flags).
     private let advertiser: (@Sendable (MeshID, Bool) async -> Void)?
@@ -54,6 +56,7 @@ public final class MeshService: Sendable {
         self.logger = logger
         self.advertiser = advertiser
         core = Mutex(Core(router: router))
+        pacer = LinkPacer(transport: transport, logger: logger)
     }
 
     /// A fresh mesh key (the mesh starts with one, Docs/protocols/mesh.md 2).
@@ -194,7 +197,8 @@ public final class MeshService: Sendable {
         case .bluez(let adapter): place = ("adapter", (transport as? BlueZTransport)?.adapter ?? adapter ?? "hci0")
         case .off: place = nil
         }
-        let drops = nodeDrops.withLock { $0 }
+        var drops = nodeDrops.withLock { $0 }
+        if pacer.dropped > 0 { drops[LinkPacer.queueFull] = pacer.dropped }
         return core.withLock { core in
             let router = core.router
             var counters = router.counters
@@ -223,7 +227,9 @@ public final class MeshService: Sendable {
                     case .linkUp(let link, let mtu): core.router.linkUp(link, mtu: min(mtu, self.setup.mtu ?? mtu), now: now)
                     case .receiveLinkUp(let link, let mtu, let air):
                         core.router.linkUp(link, mtu: min(mtu, self.setup.mtu ?? mtu), sendsOn: air, now: now)
-                    case .linkDown(let link): core.router.linkDown(link)
+                    case .linkDown(let link):
+                        core.router.linkDown(link)
+                        self.pacer.linkDown(link)
                     case .frame(let link, let frame): _ = core.router.receive(frame, on: link, now: now, actions: &actions)
                     }
                     // Due forwards and announces right away rather than at the next timer pass.
@@ -259,9 +265,7 @@ public final class MeshService: Sendable {
         for action in actions {
             switch action {
             case .transmit(let link, let frame):
-                do { try await transport.send(frame, on: link) } catch {
-                    logger.debug("mesh frame not written", metadata: ["link": "\(link)", "error": "\(error)"])
-                }
+                pacer.transmit(frame, on: link)
             case .deliver(let delivery):
                 let subscribers = core.withLock { Array($0.subscribers.values) }
                 for subscriber in subscribers {
