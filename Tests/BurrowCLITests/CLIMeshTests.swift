@@ -5,38 +5,7 @@ import XCTest
 /// The mesh through the real program on the UDP loopback radio (Docs/protocols/mesh.md 11.2), with no relay
 /// running anywhere: three `burrow` processes in a line, Alice — Bob — Carol, each link's MTU
 /// 100 so every welcome is cut into fragments and reassembled at Bob and again at Carol.
-final class CLIMeshTests: XCTestCase {
-    var root: URL!
-    var pass: String { root.appendingPathComponent("pass").path }
-    /// A relay address nothing listens on: every relay wait fails at once.
-    let deadRelay = "ws://127.0.0.1:9"
-
-    override func setUp() async throws {
-        root = URL(fileURLWithPath: "/tmp").appendingPathComponent("bw-climesh-\(UUID().uuidString.prefix(8))")
-        try FileManager.default.createDirectory(at: root, withIntermediateDirectories: true)
-        try "cli mesh passphrase".write(to: root.appendingPathComponent("pass"), atomically: true, encoding: .utf8)
-    }
-
-    override func tearDown() async throws {
-        try? FileManager.default.removeItem(at: root)
-    }
-
-    private func home(_ name: String) throws -> BurrowHome {
-        let home = BurrowHome(path: root.appendingPathComponent(name).path, passphraseFile: pass, timeout: 2)
-        try home.ok(["init", "--kdf-memory-mib", "8"])
-        try home.ok(["relay", "add", deadRelay])
-        return home
-    }
-
-    private func process(_ home: BurrowHome, _ args: [String]) throws -> PeerProcess {
-        try PeerProcess(executable: BurrowProcess.binary,
-                        arguments: args + ["--home", home.path, "--passphrase-file", pass, "--json", "--timeout", "2"])
-    }
-
-    private func object(_ line: String) throws -> [String: Any] {
-        try XCTUnwrap(try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any], line)
-    }
-
+final class CLIMeshTests: MeshCLITestCase {
     func testNearbyInviteCrossesThreeProcessesInALineThenTheGroupChatsOverTheMesh() async throws {
         let (alice, bob, carol) = (try home("alice"), try home("bob"), try home("carol"))
         let ports = try LoopbackPorts.free(3)

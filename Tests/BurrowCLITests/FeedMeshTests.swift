@@ -9,35 +9,12 @@ import XCTest
 /// a contact but no member, holds it unread.
 /// Keys go over mesh DMs; feed packets are link-local, so Carol, two hops from Alice, gets
 /// nothing until she is in Alice's range.
-final class FeedMeshTests: XCTestCase {
-    var root: URL!
-    var pass: String { root.appendingPathComponent("pass").path }
-    let deadRelay = "ws://127.0.0.1:9"
+final class FeedMeshTests: MeshCLITestCase {
+    override var commandTimeout: TimeInterval { 5 }
 
-    override func setUp() async throws {
-        root = URL(fileURLWithPath: "/tmp").appendingPathComponent("bw-feedmesh-\(UUID().uuidString.prefix(8))")
-        try FileManager.default.createDirectory(at: root, withIntermediateDirectories: true)
-        try "feed mesh passphrase".write(to: root.appendingPathComponent("pass"), atomically: true, encoding: .utf8)
-    }
-
-    override func tearDown() async throws {
-        try? FileManager.default.removeItem(at: root)
-    }
-
-    private func home(_ name: String) throws -> BurrowHome {
-        let home = BurrowHome(path: root.appendingPathComponent(name).path, passphraseFile: pass, timeout: 5)
-        try home.ok(["init", "--kdf-memory-mib", "8"])
-        try home.ok(["relay", "add", deadRelay])
-        return home
-    }
-
-    private func process(_ home: BurrowHome, _ args: [String]) throws -> PeerProcess {
-        try PeerProcess(executable: BurrowProcess.binary,
-                        arguments: args + ["--home", home.path, "--passphrase-file", pass, "--json", "--timeout", "2", "--no-embedded-relay"])
-    }
-
-    private func object(_ line: String) throws -> [String: Any] {
-        try XCTUnwrap(try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any], line)
+    /// `run` without its embedded relay: nothing but the mesh carries anything.
+    private func run(_ home: BurrowHome, _ args: [String]) throws -> PeerProcess {
+        try process(home, ["run"] + args + ["--no-embedded-relay"])
     }
 
     /// Polls `feed status` until `contact`'s pair key exists (the exchange rides mesh DMs).
@@ -78,10 +55,10 @@ final class FeedMeshTests: XCTestCase {
         // Everything runs at the MTU under test, the feed keys too: a feed-keys body is a 4 KiB
         // DM frame, ~500 link frames at MTU 23, which each link paces under its neighbour's
         // budget (mesh.md 7.4) instead of losing its tail.
-        var aliceRun = try process(alice, ["run", "--mesh", "udp:\(pa),\(pb)/\(mtu),\(pc)/\(mtu)"])
-        var bobRun = try process(bob, ["run", "--mesh", "udp:\(pb),\(pa)/\(mtu),\(pc)/\(mtu)"])
+        var aliceRun = try run(alice, ["--mesh", "udp:\(pa),\(pb)/\(mtu),\(pc)/\(mtu)"])
+        var bobRun = try run(bob, ["--mesh", "udp:\(pb),\(pa)/\(mtu),\(pc)/\(mtu)"])
         // Carol hears only Bob: Alice is two hops away.
-        var carolRun = try process(carol, ["run", "--mesh", "udp:\(pc),\(pb)/\(mtu)"])
+        var carolRun = try run(carol, ["--mesh", "udp:\(pc),\(pb)/\(mtu)"])
         defer {
             aliceRun.stop()
             bobRun.stop()
@@ -103,8 +80,7 @@ final class FeedMeshTests: XCTestCase {
         if checkGroupAndFork {
             // Bob joins Family nearby, over the mesh; Carol is no member. A group post reaches
             // Bob readable (the secret of his new group is looked for when its entry arrives).
-            let invite = try PeerProcess(executable: BurrowProcess.binary, arguments: [
-                "invite", "nearby", "Family", "--expires", "120", "--home", alice.path, "--passphrase-file", pass, "--json", "--timeout", "2"])
+            let invite = try process(alice, ["invite", "nearby", "Family", "--expires", "120"])
             defer { invite.stop() }
             let open = try object(try await invite.waitForLine(containing: #""type":"invite_open""#, timeout: .seconds(30)))
             let code = try XCTUnwrap(open["code"] as? String)
@@ -143,7 +119,7 @@ final class FeedMeshTests: XCTestCase {
 
         // Carol comes into Alice's range: her session asks for Alice's feed and gets all of it.
         carolRun.stop()
-        carolRun = try process(carol, ["run", "--mesh", "udp:\(pc),\(pb)/\(mtu),\(pa)/\(mtu)"])
+        carolRun = try run(carol, ["--mesh", "udp:\(pc),\(pb)/\(mtu),\(pa)/\(mtu)"])
         _ = try await carolRun.waitForLine(containing: #""display_name":"Alice M""#, timeout: .seconds(75))
         _ = try await carolRun.waitForLine(containing: #""entry_type":"tombstone""#, timeout: .seconds(75))
         let atCarol = try entries(carol, ["--author", "Alice"])
@@ -163,14 +139,14 @@ final class FeedMeshTests: XCTestCase {
         carolRun.stop()
         let copy = root.appendingPathComponent("alice-copy").path
         try FileManager.default.copyItem(atPath: alice.path, toPath: copy)
-        aliceRun = try process(alice, ["run", "--mesh", "udp:\(pa),\(pb)/\(mtu)"])
+        aliceRun = try run(alice, ["--mesh", "udp:\(pa),\(pb)/\(mtu)"])
         _ = try await aliceRun.waitForLine(containing: #""type":"mesh""#, timeout: .seconds(30))
         _ = try alice.ok(["feed", "post", "first version"])
         _ = try await bobRun.waitForLine(containing: "first version", timeout: .seconds(75))
         aliceRun.stop()
         try FileManager.default.removeItem(atPath: alice.path)
         try FileManager.default.moveItem(atPath: copy, toPath: alice.path)
-        aliceRun = try process(alice, ["run", "--mesh", "udp:\(pa),\(pb)/\(mtu)"])
+        aliceRun = try run(alice, ["--mesh", "udp:\(pa),\(pb)/\(mtu)"])
         _ = try await aliceRun.waitForLine(containing: #""type":"mesh""#, timeout: .seconds(30))
         _ = try alice.ok(["feed", "post", "second version"])
         _ = try alice.ok(["feed", "post", "and more"])

@@ -113,6 +113,7 @@ final class FeedRelayTests: XCTestCase {
         let addedJSON = try XCTUnwrap(try bob.ok(["contact", "add", carolCard])["introduced_by"] as? [[String: Any]])
         XCTAssertEqual(addedJSON.first?["name"] as? String, "Alice")
         XCTAssertEqual(addedJSON.first?["keys_match"] as? Bool, true)
+        XCTAssertTrue(try bob.human(["feed", "read"]).stdout.contains("Alice: introduced Carol: my sister"), "once added, she has her name")
         XCTAssertEqual(try alice.human(["contact", "add", carolCard]).stdout.contains("introduced"), false, "Alice's own introduction is no check")
 
         // Alice's laptop is lost; a backup (which holds no feed) is restored on a new one. It

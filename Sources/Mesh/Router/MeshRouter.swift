@@ -470,11 +470,6 @@ public struct MeshRouter<Random: RandomNumberGenerator & Sendable>: Sendable {
         }
     }
 
-    /// The MTU of the link a neighbour is heard on (the smallest, if several), for pacing.
-    public func mtu(to peer: MeshID) -> Int? {
-        links.values.filter { $0.peers[peer] != nil }.map(\.mtu).min()
-    }
-
     /// Our neighbour list: up to 8 peers, most recently heard first.
     var neighbourList: [MeshID] {
         let peers = links.values.flatMap { $0.peers.values }

@@ -260,30 +260,12 @@ public actor FeedMeshSync {
         }
     }
 
-    /// Link frames a neighbour's receiver takes per second without refusing them (the mesh's
-    /// per-link bucket is 100 a second, 200 at once): we stay under it, so a long session at
-    /// MTU 23 (a hundred frames per chunk) paces itself instead of losing packets.
-    static let framesPerSecond = 80.0
-    static let frameBurst = 150.0
-
-    private var pacing: [MeshID: (tokens: Double, at: UInt64)] = [:]
-
+    /// Packets go one after the other; the mesh paces each link under its neighbour's budget
+    /// and makes a local sender wait while the link's queue is full (`MeshService.send`), so a
+    /// long session at MTU 23 loses nothing and leaves room on the link for DMs.
     private func send(_ packets: [FeedPacket], to recipient: MeshID) async {
         for packet in packets {
             guard let type = PacketType(rawValue: packet.type.rawValue) else { continue }
-            let frames = Double(packet.linkFrames(mtu: mesh.mtu(to: recipient) ?? MeshProtocol.maxFrame))
-            var bucket = pacing[recipient] ?? (Self.frameBurst, Self.now())
-            let now = Self.now()
-            bucket.tokens = min(Self.frameBurst, bucket.tokens + Double(now - min(now, bucket.at)) / 1000 * Self.framesPerSecond)
-            bucket.at = now
-            let needed = min(frames, Self.frameBurst)
-            if bucket.tokens < needed {
-                try? await Task.sleep(for: .milliseconds(Int((needed - bucket.tokens) / Self.framesPerSecond * 1000)))
-                bucket.tokens = needed
-                bucket.at = Self.now()
-            }
-            bucket.tokens -= frames
-            pacing[recipient] = bucket
             do { try await mesh.send(type: type, recipient: recipient, payload: packet.payload) } catch {
                 logger.notice("a feed packet was not sent", metadata: ["error": "\(error)"])
                 return
@@ -326,8 +308,6 @@ public actor FeedMeshSync {
         }
         for (key, neighbour) in neighbours where now > neighbour.lastHeard + Self.silence { neighbours[key] = nil }
         for (key, heard) in unmatched where now > heard.heardAt + Self.silence { unmatched[key] = nil }
-        let current = Set(neighbours.values.map(\.meshID))
-        pacing = pacing.filter { current.contains($0.key) }
         for key in neighbours.keys.sorted(by: { $0.lexicographicallyPrecedes($1) }) {
             guard var neighbour = neighbours[key], now >= neighbour.nextSessionAt else { continue }
             currentLink(&neighbour)

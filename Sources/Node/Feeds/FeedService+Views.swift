@@ -84,6 +84,11 @@ extension FeedService {
             names[feed.feedID] = try tx.dmContacts.name(identity: feed.identityKey) ?? feed.displayName
                 ?? "feed-" + String(Base64URL.encode(feed.feedID).prefix(8))
         }
+        // Contacts whose feed is not held yet (someone introduced, then added) by name too.
+        for contact in try tx.dmContacts.list() where !contact.name.hasPrefix(DirectMessageService.requestNamePrefix) {
+            let feedID = FeedKeys.feedID(identityKey: contact.identity)
+            if names[feedID] == nil { names[feedID] = contact.name }
+        }
         return names
     }
 

@@ -89,6 +89,20 @@ final class LinkPacer: Sendable {
         return (frame, 0)
     }
 
+    /// Frames a local sender lets wait on a link before it waits itself (`MeshService.send`):
+    /// one burst, so a DM behind a feed session waits ~2 s at most at MTU 23.
+    static let senderRoom = 180
+
+    /// Returns once every one of `used` queues at most `senderRoom` frames (or the task is
+    /// cancelled).
+    func waitForRoom(on used: Set<LinkID>) async {
+        while used.contains(where: { queued(on: $0) > Self.senderRoom }) {
+            guard (try? await Task.sleep(for: .milliseconds(20))) != nil else { return }
+        }
+    }
+
+    private func queued(on link: LinkID) -> Int { links.withLock { $0[link].map { $0.queue.count - $0.head } ?? 0 } }
+
     /// The link's writer: each frame waits for the budget, then goes; ends when the queue is empty.
     private func write(_ link: LinkID) async {
         while true {

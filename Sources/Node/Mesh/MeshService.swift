@@ -117,9 +117,6 @@ public final class MeshService: Sendable {
         }
     }
 
-    /// The MTU toward a neighbour (nil if it is not one).
-    public func mtu(to peer: MeshID) -> Int? { core.withLock { $0.router.mtu(to: peer) } }
-
     /// The Pigeon identity keys whose daily DM tags address this node.
     public func setDMIdentityKeys(_ keys: [[UInt8]]) { core.withLock { $0.router.dmIdentityKeys = keys } }
 
@@ -171,7 +168,9 @@ public final class MeshService: Sendable {
     }
 
     /// A packet of `type` to `recipient` (a mesh id; nil broadcasts): DM replies to a sender
-    /// whose identity is not known yet, and the nearby-invite messages.
+    /// whose identity is not known yet, the nearby-invite messages and feed sessions. Returns
+    /// once the links it went on have room again (`LinkPacer.senderRoom`): a sender of many
+    /// packets is held to the links' pace instead of overflowing their queues.
     @discardableResult
     public func send(type: PacketType, recipient: MeshID?, payload: [UInt8]) async throws -> Packet {
         let (packet, actions): (Packet, [MeshAction]) = try core.withLock { core in
@@ -181,6 +180,7 @@ public final class MeshService: Sendable {
             return (packet, actions)
         }
         await perform(actions)
+        await pacer.waitForRoom(on: Set(actions.compactMap { if case .transmit(let link, _) = $0 { return link } else { return nil } }))
         return packet
     }
 
