@@ -55,6 +55,7 @@ extension BurrowNode {
         do {
             try feeds.recordGroupSecrets()
             try feeds.queueFeedKeys()
+            report.updates += feeds.takeReopened().map { .feed($0) }
         } catch {
             logger.warning("feed keys not queued", metadata: ["error": "\(Self.describe(error))"])
         }

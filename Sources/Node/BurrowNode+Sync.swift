@@ -42,6 +42,7 @@ extension BurrowNode {
             try feeds.recordGroupSecrets()
             if try feeds.queueFeedKeys() { await directMessages.flushDMOutbox(timeout: timeout) }
             for entry in try await feeds.fetchFromRelays(timeout: timeout) { report.updates.append(.feed(entry)) }
+            report.updates += feeds.takeReopened().map { .feed($0) }
         } catch {
             logger.warning("feeds were not synced", metadata: ["error": "\(Self.describe(error))"])
         }

@@ -197,4 +197,25 @@ final class FeedKeyRotationTests: NodeRelayTestCase {
         XCTAssertEqual(try bob.node.feeds.introductions(ofCard: eve.card), [], "nobody introduced Eve")
         XCTAssertEqual(try alice.node.feeds.introductions(ofCard: dave.card), [], "one's own introductions are not a check")
     }
+
+    /// An entry held without its key (a group post that arrived before the member recorded the
+    /// epoch's secret) is shown once, when the key comes: `run` and `sync` print it then.
+    func testAnEntryOpenedLateIsShownOnceWhenItsKeyArrives() async throws {
+        let alice = try await member("Alice"), bob = try await member("Bob")
+        try befriend(alice, bob)
+        try exchangeKeys(alice, bob)
+        _ = try await group("Family", by: alice.node, with: [bob.node])
+        let post = try await alice.node.feeds.post("The gate code is 4711", audience: .group("Family"), replyTo: nil, mentions: [],
+                                                   timeout: timeout)
+        try sync(alice, to: bob)
+        XCTAssertEqual(try statuses(bob, of: alice), ["post no_key"], "Bob has not recorded Family's secrets yet")
+        XCTAssertEqual(bob.node.feeds.takeReopened(), [])
+
+        try bob.node.feeds.recordGroupSecrets()
+        let shown = bob.node.feeds.takeReopened()
+        XCTAssertEqual(shown.map(\.id), [post.id])
+        XCTAssertEqual(shown.first?.body, "The gate code is 4711")
+        XCTAssertEqual(shown.first?.status, "ok")
+        XCTAssertEqual(bob.node.feeds.takeReopened(), [], "once")
+    }
 }

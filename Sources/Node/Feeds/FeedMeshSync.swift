@@ -255,6 +255,8 @@ public actor FeedMeshSync {
                 lastGroupSecrets = Self.now()
             }
             for entry in try feeds.readable(fresh) { emit(.feed(entry)) }
+            // What the secrets just opened besides these is shown too, and these only once.
+            for entry in feeds.takeReopened(excluding: fresh) { emit(.feed(entry)) }
         } catch {
             logger.warning("new feed entries not shown", metadata: ["error": "\(BurrowNode.describe(error))"])
         }
@@ -276,6 +278,8 @@ public actor FeedMeshSync {
     /// Sessions that are due open (round 1); silent neighbours go; presence is read again.
     private func tick() async {
         let now = Self.now()
+        // Entries a key arrived for after them (a DM batch, a group joined) are shown now.
+        for entry in feeds.takeReopened() { emit(.feed(entry)) }
         if now >= lastRefresh + Self.presenceRefresh {
             refreshPresence()
             // Feed keys owed to a contact (a reply decided while a command held the node)

@@ -23,6 +23,10 @@ public final class FeedService: ContextualService {
     let chains = Mutex<[[UInt8]: FeedChain]>([:])
     /// Set when a pair key was established: entries waiting for a key are opened again.
     let keysChanged = Mutex(false)
+    /// Entries that became readable when a key arrived after them, not shown yet (`run` and
+    /// `sync` print them as they print new entries), newest kept.
+    let reopened = Mutex<[(feedID: [UInt8], sequence: UInt32)]>([])
+    static let maximumReopened = 1024
 
     /// Bundles live 30 days (5.3); superseded pair keys and group secrets are kept 30 days.
     static let bundleLifetime: Int64 = 30 * 86_400_000
@@ -329,6 +333,25 @@ public final class FeedService: ContextualService {
                 chains.withLock { $0[feed.feedID] = nil }
                 throw error
             }
+            let opened: [(feedID: [UInt8], sequence: UInt32)] = changes.compactMap { change in
+                guard case .content(let s) = change, case .ok? = chain.entries[s]?.content else { return nil }
+                return (feed.feedID, s)
+            }
+            reopened.withLock { list in
+                list += opened
+                if list.count > Self.maximumReopened { list.removeFirst(list.count - Self.maximumReopened) }
+            }
+        }
+    }
+
+    /// The entries that became readable since the last call, as `feed` lines show them;
+    /// `shown` ones (new entries the caller prints anyway) are left out.
+    public func takeReopened(excluding shown: [(feedID: [UInt8], sequence: UInt32)] = []) -> [FeedEntryView] {
+        let taken = reopened.withLock { list in defer { list = [] }; return list }
+            .filter { entry in !shown.contains { $0.feedID == entry.feedID && $0.sequence == entry.sequence } }
+        do { return try readable(taken) } catch {
+            logger.warning("entries opened late not shown", metadata: ["error": "\(BurrowNode.describe(error))"])
+            return []
         }
     }
 }
