@@ -1,3 +1,4 @@
+import Logging
 import ArgumentParser
 import Foundation
 import Node
@@ -6,7 +7,20 @@ import Node
 public enum BurrowMain {
     /// Entry point: hoists global options, parses, runs, and maps parse failures to the
     /// contract's `usage` error (exit 2) — with `--json`, still as one JSON document.
+    /// `BURROW_LOG_LEVEL` (trace, debug, info, notice, warning, error, critical) sets how much
+    /// goes to stderr; info by default. For diagnosing a node: the tests' mesh runs set debug
+    /// so a failure shows what each session did. Logs never carry secrets at any level.
+    static func bootstrapLogging() {
+        guard let name = ProcessInfo.processInfo.environment["BURROW_LOG_LEVEL"], let level = Logger.Level(rawValue: name) else { return }
+        LoggingSystem.bootstrap { label in
+            var handler = StreamLogHandler.standardError(label: label)
+            handler.logLevel = level
+            return handler
+        }
+    }
+
     public static func run(_ rawArguments: [String]) async -> Never {
+        bootstrapLogging()
         let arguments = Arguments.bareWeb(Arguments.hoistGlobals(rawArguments))
         CommandContext.arguments = arguments
         do {

@@ -12,9 +12,26 @@ import XCTest
 final class FeedMeshTests: MeshCLITestCase {
     override var commandTimeout: TimeInterval { 5 }
 
-    /// `run` without its embedded relay: nothing but the mesh carries anything.
+    /// `run` without its embedded relay: nothing but the mesh carries anything. Its feed
+    /// sessions log at debug, for `waitForFeed`'s failure message.
     private func run(_ home: BurrowHome, _ args: [String]) throws -> PeerProcess {
-        try process(home, ["run"] + args + ["--no-embedded-relay"])
+        try process(home, ["run"] + args + ["--no-embedded-relay"], logLevel: "debug")
+    }
+
+    /// Waits for a line of `run`; on a timeout the failure shows the last feed log lines of
+    /// every run (sessions, rounds, drops), not their whole stderr.
+    @discardableResult
+    private func waitForFeed(_ run: PeerProcess, containing text: String, runs: [(String, PeerProcess)]) async throws -> String {
+        do {
+            return try await run.waitForLine(containing: text, timeout: .seconds(75))
+        } catch {
+            var lines = ["no line containing \(text) within 75 s"]
+            for (name, process) in runs {
+                lines.append("-- \(name):")
+                lines += process.standardError.split(separator: "\n").filter { $0.contains("burrow.feed") || $0.contains("burrow.mesh") }.suffix(25).map(String.init)
+            }
+            throw PeerProcess.Failure.notReady(lines.joined(separator: "\n"))
+        }
     }
 
     /// Polls `feed status` until `contact`'s pair key exists (the exchange rides mesh DMs).
@@ -90,7 +107,7 @@ final class FeedMeshTests: MeshCLITestCase {
             _ = try await invite.waitForLine(containing: #""type":"joined""#, timeout: .seconds(30))
             let family = try XCTUnwrap(try alice.ok(["feed", "post", "The gate code is 4711", "--audience", "group:Family"])["entry"] as? [String: Any])
             familyPostID = family["id"] as? String
-            let seen = try object(try await bobRun.waitForLine(containing: "gate code is 4711", timeout: .seconds(75)))
+            let seen = try object(try await waitForFeed(bobRun, containing: "gate code is 4711", runs: [("alice", aliceRun), ("bob", bobRun), ("carol", carolRun)]))
             XCTAssertEqual(seen["audience"] as? String, "group:Family")
             XCTAssertEqual(seen["status"] as? String, "ok")
         }
@@ -99,7 +116,7 @@ final class FeedMeshTests: MeshCLITestCase {
         _ = try alice.ok(["feed", "profile", "--name", "Alice M"])
         let post = try XCTUnwrap(try alice.ok(["feed", "post", "Picnic at the lake on Sunday?"])["entry"] as? [String: Any])
         let postID = try XCTUnwrap(post["id"] as? String)
-        let line = try object(try await bobRun.waitForLine(containing: "Picnic at the lake", timeout: .seconds(75)))
+        let line = try object(try await waitForFeed(bobRun, containing: "Picnic at the lake", runs: [("alice", aliceRun), ("bob", bobRun), ("carol", carolRun)]))
         XCTAssertEqual(line["type"] as? String, "feed")
         XCTAssertEqual(line["author"] as? String, "Alice")
         XCTAssertEqual(line["status"] as? String, "ok")
@@ -111,7 +128,7 @@ final class FeedMeshTests: MeshCLITestCase {
 
         // A retraction hides the post at Bob: the envelope stays, its content goes.
         _ = try alice.ok(["feed", "retract", postID])
-        _ = try await bobRun.waitForLine(containing: #""entry_type":"tombstone""#, timeout: .seconds(75))
+        _ = try await waitForFeed(bobRun, containing: #""entry_type":"tombstone""#, runs: [("alice", aliceRun), ("bob", bobRun), ("carol", carolRun)])
         let atBob = try entries(bob, ["--author", "Alice"])
         let retracted = try XCTUnwrap(atBob.first { $0["id"] as? String == postID })
         XCTAssertEqual(retracted["status"] as? String, "tombstoned")
@@ -120,8 +137,8 @@ final class FeedMeshTests: MeshCLITestCase {
         // Carol comes into Alice's range: her session asks for Alice's feed and gets all of it.
         carolRun.stop()
         carolRun = try run(carol, ["--mesh", "udp:\(pc),\(pb)/\(mtu),\(pa)/\(mtu)"])
-        _ = try await carolRun.waitForLine(containing: #""display_name":"Alice M""#, timeout: .seconds(75))
-        _ = try await carolRun.waitForLine(containing: #""entry_type":"tombstone""#, timeout: .seconds(75))
+        _ = try await waitForFeed(carolRun, containing: #""display_name":"Alice M""#, runs: [("alice", aliceRun), ("bob", bobRun), ("carol", carolRun)])
+        _ = try await waitForFeed(carolRun, containing: #""entry_type":"tombstone""#, runs: [("alice", aliceRun), ("bob", bobRun), ("carol", carolRun)])
         let atCarol = try entries(carol, ["--author", "Alice"])
         XCTAssertEqual(atCarol.first { $0["id"] as? String == postID }?["status"] as? String, "tombstoned")
         XCTAssertEqual(atCarol.first { $0["type"] as? String == "profile_update" }?["display_name"] as? String, "Alice M")
@@ -142,7 +159,7 @@ final class FeedMeshTests: MeshCLITestCase {
         aliceRun = try run(alice, ["--mesh", "udp:\(pa),\(pb)/\(mtu)"])
         _ = try await aliceRun.waitForLine(containing: #""type":"mesh""#, timeout: .seconds(30))
         _ = try alice.ok(["feed", "post", "first version"])
-        _ = try await bobRun.waitForLine(containing: "first version", timeout: .seconds(75))
+        _ = try await waitForFeed(bobRun, containing: "first version", runs: [("alice", aliceRun), ("bob", bobRun), ("carol", carolRun)])
         aliceRun.stop()
         try FileManager.default.removeItem(atPath: alice.path)
         try FileManager.default.moveItem(atPath: copy, toPath: alice.path)

@@ -30,10 +30,14 @@ class MeshCLITestCase: XCTestCase {
         return home
     }
 
-    /// `burrow ARGS` on `home` as a process whose lines the test reads.
-    func process(_ home: BurrowHome, _ args: [String]) throws -> PeerProcess {
-        try PeerProcess(executable: BurrowProcess.binary,
-                        arguments: args + ["--home", home.path, "--passphrase-file", pass, "--json", "--timeout", "2"])
+    /// `burrow ARGS` on `home` as a process whose lines the test reads; `logLevel` sets
+    /// `BURROW_LOG_LEVEL` for it (debug: what a failure message should show).
+    func process(_ home: BurrowHome, _ args: [String], logLevel: String? = nil) throws -> PeerProcess {
+        var environment: [String: String]?
+        if let logLevel { environment = ProcessInfo.processInfo.environment.merging(["BURROW_LOG_LEVEL": logLevel]) { $1 } }
+        return try PeerProcess(executable: BurrowProcess.binary,
+                               arguments: args + ["--home", home.path, "--passphrase-file", pass, "--json", "--timeout", "2"],
+                               environment: environment)
     }
 
     func object(_ line: String) throws -> [String: Any] {

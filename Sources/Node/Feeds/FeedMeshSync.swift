@@ -150,6 +150,7 @@ public actor FeedMeshSync {
             return
         }
         unmatched[meshKey] = nil
+        logger.debug("a contact's presence tag was heard", metadata: ["neighbours": "\(neighbours.count + 1)"])
         let own = mesh.meshKey
         neighbours[meshKey] = Neighbour(
             contact: contact.identityKey, meshKey: meshKey, meshID: MeshID(meshKey: meshKey), pairKey: contact.pairKey, previousPairKey: contact.previousPairKey,
