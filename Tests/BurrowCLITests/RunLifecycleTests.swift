@@ -5,30 +5,13 @@ import XCTest
 /// `burrow run` as one service group (issue 21, item 3): SIGINT and SIGTERM end it with
 /// status 0 after every component closed — the control socket file removed, the mesh's UDP
 /// port and the home's lock released — and it can start again at once on the same home.
-final class RunLifecycleTests: XCTestCase {
-    var root: URL!
-    var pass: String { root.appendingPathComponent("pass").path }
-
-    override func setUp() async throws {
-        root = URL(fileURLWithPath: "/tmp").appendingPathComponent("bw-runlife-\(UUID().uuidString.prefix(8))")
-        try FileManager.default.createDirectory(at: root, withIntermediateDirectories: true)
-        try "run lifecycle passphrase".write(to: root.appendingPathComponent("pass"), atomically: true, encoding: .utf8)
-    }
-
-    override func tearDown() async throws {
-        try? FileManager.default.removeItem(at: root)
-    }
-
+final class RunLifecycleTests: MeshCLITestCase {
     func testSignalsStopEveryServiceAndReleaseTheHome() async throws {
-        let home = BurrowHome(path: root.appendingPathComponent("home").path, passphraseFile: pass, timeout: 2)
-        try home.ok(["init", "--kdf-memory-mib", "8"])
-        try home.ok(["relay", "add", "ws://127.0.0.1:9"])
+        let home = try home("home")
         let socket = home.path + "/burrow.sock"
         for signal in [SIGINT, SIGTERM] {
             let ports = try LoopbackPorts.free(2)
-            let run = try PeerProcess(executable: BurrowProcess.binary, arguments: [
-                "run", "--home", home.path, "--passphrase-file", pass, "--json", "--timeout", "2", "--no-embedded-relay",
-                "--mesh", "udp:\(ports[0]),\(ports[1])"])
+            let run = try process(home, ["run", "--no-embedded-relay", "--mesh", "udp:\(ports[0]),\(ports[1])"])
             defer { run.stop() }
             _ = try await run.waitForLine(containing: #""type":"mesh""#, timeout: .seconds(30))
             XCTAssertTrue(FileManager.default.fileExists(atPath: socket))

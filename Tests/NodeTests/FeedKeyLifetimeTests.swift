@@ -7,13 +7,22 @@ import XCTest
 /// Feed key lifetimes (feed.md 5.3): a bundle is replaced at 30 days with a `key_rotation`
 /// entry in the own feed, and the superseded ML-KEM seed is deleted 7 days later.
 final class FeedKeyLifetimeTests: XCTestCase {
+    private var root: URL!
+    private var node: BurrowNode!
+    private var feeds: FeedService { node.feeds }
+    private let day: Int64 = 86_400_000
+
+    override func setUp() async throws {
+        root = FileManager.default.temporaryDirectory.appendingPathComponent("bw-feedkeys-\(UUID().uuidString.prefix(8))")
+        node = try BurrowNode.initialize(home: root, passphrase: Array("feed keys".utf8), kdfMemoryMiB: 8, importing: nil)
+    }
+
+    override func tearDown() async throws {
+        node?.close()
+        try? FileManager.default.removeItem(at: root)
+    }
+
     func testABundleRotatesAt30DaysAndItsSeedGoesAWeekLater() throws {
-        let root = FileManager.default.temporaryDirectory.appendingPathComponent("bw-feedkeys-\(UUID().uuidString.prefix(8))")
-        defer { try? FileManager.default.removeItem(at: root) }
-        let node = try BurrowNode.initialize(home: root, passphrase: Array("feed keys".utf8), kdfMemoryMiB: 8, importing: nil)
-        defer { node.close() }
-        let feeds = node.feeds
-        let day: Int64 = 86_400_000
         let start = FeedService.nowMilliseconds()
 
         let first = try node.store.transaction { tx in try feeds.exchange(try feeds.identity(tx), tx, now: start).currentBundle }
@@ -41,12 +50,6 @@ final class FeedKeyLifetimeTests: XCTestCase {
     /// Group feed secrets (5.4) are kept until 30 days after their epoch ended: the group moved
     /// on, we were removed, or the group is gone. Erased secrets are not written again.
     func testGroupSecretsAreErased30DaysAfterTheirEpochEnded() throws {
-        let root = FileManager.default.temporaryDirectory.appendingPathComponent("bw-feedgroup-\(UUID().uuidString.prefix(8))")
-        defer { try? FileManager.default.removeItem(at: root) }
-        let node = try BurrowNode.initialize(home: root, passphrase: Array("feed groups".utf8), kdfMemoryMiB: 8, importing: nil)
-        defer { node.close() }
-        let feeds = node.feeds
-        let day: Int64 = 86_400_000
         let start = FeedService.nowMilliseconds()
         let secret = { (byte: UInt8) in [UInt8](repeating: byte, count: 32) }
         try node.store.transaction { tx in
